@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine: creates .venv, installs the project with everything it
+# needs, then runs the demo or the whole test suite.
+#   bash scripts/dev.sh demo [shoe demo options]
+#   bash scripts/dev.sh test [pytest options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+what="${1:-}"; shift || true
+case "$what" in demo|test) ;; *) echo "usage: bash scripts/dev.sh demo|test [args...]" >&2; exit 2;; esac
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+
+if [ "$what" = demo ]; then
+    exec .venv/bin/shoe demo "$@"
+fi
+
+export PATH="$PWD/.venv/bin:$PATH"
+exec .venv/bin/python -m pytest -n 2 "$@"

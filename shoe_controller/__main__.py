@@ -1,0 +1,5 @@
+import sys
+
+from shoe_controller.cli import main
+
+sys.exit(main())
