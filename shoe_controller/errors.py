@@ -27,3 +27,11 @@ class TransportError(ShoeError, OSError):
 
 class ShoeTimeoutError(ShoeError, TimeoutError):
     """An operation did not complete before its deadline."""
+
+
+class JournalError(ShoeError):
+    """The journal cannot be opened, read or written (not a journal, newer format, I/O)."""
+
+
+class JournalDataError(JournalError, ValueError):
+    """A record to append cannot be journalled as given (not JSON-serialisable, bad kind)."""

@@ -1,0 +1,618 @@
+"""Reliable, ordered, exactly-once message link over an unreliable byte stream (sans I/O).
+
+The same class runs on the host and in the (simulated) shoe; only the handshake differs by
+:class:`Role`. It never touches a port, a clock or a thread: the owner feeds received bytes with
+:meth:`Link.receive`, asks for bytes to write with :meth:`Link.data_to_send`, and calls
+:meth:`Link.poll` for timer-driven events, each time passing ``now`` (monotonic seconds). So every
+behaviour, including timeouts, is reproducible in a test with a simulated clock.
+
+Rules (SPEC.md section 8): sliding window with cumulative acknowledgement; the receiver delivers
+in sequence order exactly once, buffering early frames and dropping duplicates by 16-bit
+sequence number (serial arithmetic, so wrap-around is seamless); the sender retransmits every
+unacknowledged frame when the oldest one times out, with exponential backoff up to a cap;
+heartbeats when idle; the link is lost when nothing valid arrives for ``link_timeout``.
+
+Acknowledgements for messages returned by :meth:`receive` are only sent by the *next*
+:meth:`data_to_send` call, so the host can make what it received durable first: a message is
+never acknowledged before its owner had the chance to journal it.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import deque
+from dataclasses import dataclass, fields
+
+from firmware_protocol.codec import (
+    DELIMITER,
+    MAX_PAYLOAD,
+    Flags,
+    Frame,
+    FrameDecoder,
+    RejectedFrame,
+    RejectReason,
+    encode_frame,
+)
+from firmware_protocol.messages import (
+    PROTOCOL_VERSION,
+    UNSEQUENCED_TYPES,
+    Ack,
+    DeviceIdentity,
+    DeviceInfo,
+    ErrorCode,
+    ErrorReport,
+    Heartbeat,
+    HostHello,
+    Message,
+    MessageType,
+)
+
+SEQ_MODULO = 1 << 16
+_HALF = SEQ_MODULO // 2
+
+SHOE_TO_HOST = frozenset(
+    {
+        MessageType.CARD_DRAWN,
+        MessageType.CARD_MISREAD,
+        MessageType.SHOE_STATE_CHANGED,
+        MessageType.BUTTON_PRESSED,
+        MessageType.DEVICE_FAULT,
+        MessageType.STATUS_REPORT,
+        MessageType.ERROR_REPORT,
+    }
+)
+HOST_TO_SHOE = frozenset(
+    {
+        MessageType.SET_EXIT_LOCK,
+        MessageType.SET_INDICATORS,
+        MessageType.STATUS_REQUEST,
+        MessageType.SET_CLOCK,
+        MessageType.RESET,
+        MessageType.ERROR_REPORT,
+    }
+)
+_REJECT_CODES = {
+    RejectReason.UNSUPPORTED_VERSION: ErrorCode.UNSUPPORTED_VERSION,
+    RejectReason.BAD_LENGTH: ErrorCode.BAD_LENGTH,
+    RejectReason.UNKNOWN_TYPE: ErrorCode.UNKNOWN_MESSAGE_TYPE,
+    RejectReason.BAD_PAYLOAD: ErrorCode.BAD_PAYLOAD,
+}
+
+
+class Role(enum.Enum):
+    HOST = "host"
+    SHOE = "shoe"
+
+
+class LinkState(enum.Enum):
+    CONNECTING = "connecting"
+    """Host: sending HostHello every ``hello_interval``. Shoe: waiting for a HostHello."""
+    UP = "up"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkConfig:
+    """Timings and limits of the link (SPEC.md section 8.6). Validated on construction."""
+
+    window: int = 8
+    """Most reliable frames in flight unacknowledged."""
+    retransmit_timeout: float = 0.25
+    """Initial time to wait for an acknowledgement before resending (seconds)."""
+    retransmit_backoff: float = 2.0
+    """Factor applied to the timeout after each retransmission without progress."""
+    retransmit_timeout_max: float = 2.0
+    max_retransmissions: int = 10
+    """Consecutive retransmissions without any progress before the link is declared lost."""
+    heartbeat_interval: float = 0.5
+    """Send a Heartbeat when nothing else was sent for this long."""
+    link_timeout: float = 2.0
+    """Declare the link lost when no valid frame arrived from the peer for this long."""
+    hello_interval: float = 0.5
+    """Host: repeat HostHello this often while connecting. Shoe: rate of NOT_CONNECTED replies."""
+    max_queued: int = 4096
+    """Most messages waiting (queued plus unacknowledged); :meth:`Link.send` refuses more."""
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        if not (isinstance(self.window, int) and 1 <= self.window <= 64):
+            problems.append(f"window must be 1..64, got {self.window!r}")
+        times_ok = True
+        for name in (
+            "retransmit_timeout",
+            "retransmit_timeout_max",
+            "heartbeat_interval",
+            "link_timeout",
+            "hello_interval",
+        ):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                problems.append(f"{name} must be a positive number of seconds, got {value!r}")
+                times_ok = False
+        if times_ok:
+            if self.retransmit_timeout_max < self.retransmit_timeout:
+                problems.append("retransmit_timeout_max must be >= retransmit_timeout")
+            if self.link_timeout < 2 * self.heartbeat_interval:
+                problems.append(
+                    "link_timeout must be at least 2 x heartbeat_interval "
+                    f"({self.link_timeout} < 2 x {self.heartbeat_interval})"
+                )
+        if not (isinstance(self.retransmit_backoff, int | float) and self.retransmit_backoff >= 1):
+            problems.append(f"retransmit_backoff must be >= 1, got {self.retransmit_backoff!r}")
+        if not (isinstance(self.max_retransmissions, int) and self.max_retransmissions >= 1):
+            problems.append(f"max_retransmissions must be >= 1, got {self.max_retransmissions!r}")
+        if not (isinstance(self.max_queued, int) and self.max_queued >= self.window):
+            problems.append(f"max_queued must be an int >= window, got {self.max_queued!r}")
+        if problems:
+            raise ValueError("invalid LinkConfig: " + "; ".join(problems))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUp:
+    """The handshake completed. ``resumed``: same peer session as before (nothing was reset)."""
+
+    peer_session: int
+    peer: DeviceInfo | HostHello
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LinkLost:
+    """No valid frame for ``link_timeout``, no acknowledgement after the retransmission limit,
+    or the shoe reported it has no session. The shoe must lock its exit (SPEC.md 8.7)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PeerRestarted:
+    """The peer came back with a new session id: sequence state was reset.
+
+    ``carried_over`` unacknowledged card/state messages will be sent again in the new session;
+    ``dropped`` are the unacknowledged messages that are stale after a restart (commands,
+    button presses, status reports) and were discarded; the owner decides whether to re-issue.
+    """
+
+    old_session: int
+    new_session: int
+    carried_over: int
+    dropped: tuple[Message, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolError:
+    """A frame was refused. ``from_peer``: the peer sent us an ErrorReport; otherwise we
+    refused one of the peer's frames (and told it with an ErrorReport)."""
+
+    code: ErrorCode
+    detail: str
+    from_peer: bool
+
+
+LinkEvent = LinkUp | LinkLost | PeerRestarted | ProtocolError
+
+
+@dataclass(slots=True)
+class LinkStats:
+    frames_sent: int = 0
+    data_frames_sent: int = 0
+    retransmissions: int = 0
+    ack_frames_sent: int = 0
+    heartbeats_sent: int = 0
+    hellos_sent: int = 0
+    delivered: int = 0
+    duplicates: int = 0
+    out_of_window: int = 0
+    buffered_early: int = 0
+    ignored: int = 0
+    """Valid frames that made no sense in the current state (e.g. data while connecting)."""
+
+    def as_dict(self) -> dict[str, int]:
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    seq: int
+    message: Message
+
+
+def initial_sequence(own_session: int, peer_session: int) -> int:
+    """First sequence number of a session pair (both directions use it).
+
+    Derived from both session ids so that a late frame from an earlier session lands outside
+    the receive window with high probability instead of being taken for a new one.
+    """
+    return (own_session ^ peer_session ^ (own_session >> 16) ^ (peer_session >> 16)) & 0xFFFF
+
+
+class Link:
+    """One end of the link. See the module docstring and SPEC.md section 8."""
+
+    def __init__(
+        self,
+        role: Role,
+        config: LinkConfig | None = None,
+        session_id: int = 0,
+        identity: DeviceIdentity | None = None,
+    ) -> None:
+        """``session_id``: random u32 chosen by the owner at each start (kept out of here so
+        the link stays deterministic). ``identity`` is required for the shoe (its DeviceInfo)."""
+        if not isinstance(role, Role):
+            raise TypeError(f"role must be a Role, got {role!r}")
+        if type(session_id) is not int or not 0 <= session_id <= 0xFFFFFFFF:
+            raise ValueError(f"session_id must be a u32, got {session_id!r}")
+        if role is Role.SHOE and identity is None:
+            raise ValueError("a SHOE link needs its DeviceIdentity for the handshake")
+        self.role = role
+        self.config = config if config is not None else LinkConfig()
+        self.session_id = session_id
+        self._device_info = (
+            DeviceInfo.from_identity(identity, session_id) if identity is not None else None
+        )
+        self._allowed_types = SHOE_TO_HOST if role is Role.SHOE else HOST_TO_SHOE
+        self._decoder = FrameDecoder()
+        self._state = LinkState.CONNECTING
+        self._peer_session: int | None = None
+        self._peer: DeviceInfo | HostHello | None = None
+        self._events: list[LinkEvent] = []
+        self._replies: list[bytes] = []
+        self._next_notice: dict[ErrorCode, float] = {}
+        self._queue: deque[Message] = deque()
+        self._unacked: deque[_Outgoing] = deque()
+        self._tx_next = 0
+        self._rto = self.config.retransmit_timeout
+        self._rto_deadline: float | None = None
+        self._retries = 0
+        self._rx_expected = 0
+        self._rx_early: dict[int, Message | None] = {}
+        self._ack_pending = False
+        self._last_rx = -math.inf
+        self._last_tx = -math.inf
+        self._next_hello = -math.inf
+        self._now = -math.inf
+        self.stats = LinkStats()
+
+    # ------------------------------------------------------------------ public state
+
+    @property
+    def is_up(self) -> bool:
+        return self._state is LinkState.UP
+
+    @property
+    def state(self) -> LinkState:
+        return self._state
+
+    @property
+    def peer_session(self) -> int | None:
+        return self._peer_session
+
+    @property
+    def peer(self) -> DeviceInfo | HostHello | None:
+        """The peer's last handshake message (DeviceInfo on the host, HostHello on the shoe)."""
+        return self._peer
+
+    @property
+    def decoder_stats(self) -> dict[str, int]:
+        return self._decoder.stats.as_dict()
+
+    @property
+    def unacked_count(self) -> int:
+        """Messages sent or queued that the peer has not acknowledged yet."""
+        return len(self._unacked) + len(self._queue)
+
+    def pending_messages(self) -> tuple[Message, ...]:
+        """Every message not yet acknowledged, oldest first (what a shoe must persist)."""
+        return tuple(out.message for out in self._unacked) + tuple(self._queue)
+
+    # ------------------------------------------------------------------ the four verbs
+
+    def send(self, message: Message, now: float) -> None:
+        """Queue ``message`` for reliable, in-order delivery (sent by :meth:`data_to_send`).
+
+        Raises ValueError for a message this role may not send or that does not fit a frame,
+        BufferError when ``max_queued`` messages are already waiting.
+        """
+        self._now = max(self._now, now)
+        if message.TYPE in UNSEQUENCED_TYPES or message.TYPE not in self._allowed_types:
+            raise ValueError(f"a {self.role.value} link cannot send {type(message).__name__}")
+        if len(message.encode_payload()) > MAX_PAYLOAD:
+            raise ValueError(f"{type(message).__name__} payload exceeds {MAX_PAYLOAD} bytes")
+        if self.unacked_count >= self.config.max_queued:
+            raise BufferError(
+                f"link send queue full ({self.config.max_queued} messages unacknowledged)"
+            )
+        self._queue.append(message)
+
+    def receive(self, data: bytes | bytearray | memoryview, now: float) -> list[Message]:
+        """Feed received bytes; return newly delivered messages, in order, each exactly once."""
+        self._now = max(self._now, now)
+        delivered: list[Message] = []
+        for frame in self._decoder.feed(data):
+            self._on_frame(frame, now, delivered)
+        for rejected in self._decoder.take_rejected():
+            self._on_rejected(rejected, now, delivered)
+        self.stats.delivered += len(delivered)
+        return delivered
+
+    def poll(self, now: float) -> list[LinkEvent]:
+        """Run the timers and return the link events since the last call."""
+        self._now = max(self._now, now)
+        if self._state is LinkState.UP:
+            if now - self._last_rx >= self.config.link_timeout:
+                self._go_down(
+                    now, f"no valid frame from the peer for {self.config.link_timeout:g} s"
+                )
+            elif (
+                self._rto_deadline is not None
+                and now >= self._rto_deadline
+                and self._retries >= self.config.max_retransmissions
+            ):
+                self._go_down(now, f"no acknowledgement after {self._retries} retransmissions")
+        events, self._events = self._events, []
+        return events
+
+    def data_to_send(self, now: float) -> bytes:
+        """Bytes to write now: handshake, replies, retransmissions, new frames, ack, heartbeat.
+
+        Returns b"" when there is nothing to send. Each non-empty burst starts with a 0x00 so
+        that line noise received before it cannot merge with its first frame.
+        """
+        self._now = max(self._now, now)
+        out: list[bytes] = []
+        if (
+            self.role is Role.HOST
+            and self._state is LinkState.CONNECTING
+            and now >= self._next_hello
+        ):
+            out.append(encode_frame(HostHello(PROTOCOL_VERSION, self.session_id)))
+            self._next_hello = now + self.config.hello_interval
+            self.stats.hellos_sent += 1
+        if self._replies:
+            out.extend(self._replies)
+            self._replies.clear()
+        if self._state is LinkState.UP:
+            sent_before = len(out)
+            self._emit_data(now, out)
+            carried_ack = len(out) > sent_before
+            if self._ack_pending and not carried_ack:
+                out.append(encode_frame(Ack(), 0, self._rx_expected))
+                self.stats.ack_frames_sent += 1
+            self._ack_pending = False
+            if not out and now - self._last_tx >= self.config.heartbeat_interval:
+                time_ms = int(now * 1000) & 0xFFFFFFFF
+                out.append(encode_frame(Heartbeat(time_ms), 0, self._rx_expected))
+                self.stats.heartbeats_sent += 1
+        if not out:
+            return b""
+        self._last_tx = now
+        self.stats.frames_sent += len(out)
+        return DELIMITER + b"".join(out)
+
+    def next_deadline(self) -> float | None:
+        """Latest time to call :meth:`poll` and :meth:`data_to_send` again (None: only on input).
+
+        Returns the last ``now`` seen when something is already due (a reply, an ack, a queued
+        message with room in the window, or undelivered events).
+        """
+        config = self.config
+        if self._events or self._replies or self._ack_pending:
+            return self._now
+        if self._state is not LinkState.UP:
+            return self._next_hello if self.role is Role.HOST else None
+        if self._queue and len(self._unacked) < config.window:
+            return self._now
+        deadlines = [self._last_rx + config.link_timeout, self._last_tx + config.heartbeat_interval]
+        if self._rto_deadline is not None:
+            deadlines.append(self._rto_deadline)
+        return min(deadlines)
+
+    # ------------------------------------------------------------------ sending internals
+
+    def _emit_data(self, now: float, out: list[bytes]) -> None:
+        config = self.config
+        ack = self._rx_expected
+        if (
+            self._unacked
+            and self._rto_deadline is not None
+            and now >= self._rto_deadline
+            and self._retries < config.max_retransmissions
+        ):
+            for outgoing in self._unacked:
+                out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
+            self.stats.retransmissions += len(self._unacked)
+            self._retries += 1
+            self._rto = min(self._rto * config.retransmit_backoff, config.retransmit_timeout_max)
+            self._rto_deadline = now + self._rto
+        while self._queue and len(self._unacked) < config.window:
+            outgoing = _Outgoing(self._tx_next, self._queue.popleft())
+            self._tx_next = (self._tx_next + 1) % SEQ_MODULO
+            self._unacked.append(outgoing)
+            out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
+            self.stats.data_frames_sent += 1
+            if self._rto_deadline is None:
+                self._rto_deadline = now + self._rto
+
+    def _on_ack(self, ack: int, now: float) -> None:
+        if not self._unacked:
+            return
+        count = (ack - self._unacked[0].seq) % SEQ_MODULO
+        if count == 0 or count > len(self._unacked):
+            return  # an old (or bogus) acknowledgement: nothing new
+        for _ in range(count):
+            self._unacked.popleft()
+        self._rto = self.config.retransmit_timeout
+        self._retries = 0
+        self._rto_deadline = now + self._rto if self._unacked else None
+
+    def _notify(self, code: ErrorCode, detail: str, now: float) -> None:
+        """Tell the peer (unsequenced ErrorReport) and the owner (event), at most once per
+        ``hello_interval`` per code, so a confused peer cannot make us flood the line."""
+        if now < self._next_notice.get(code, -math.inf):
+            return
+        self._next_notice[code] = now + self.config.hello_interval
+        self._replies.append(encode_frame(ErrorReport(code, detail[:200])))
+        if code is not ErrorCode.NOT_CONNECTED:
+            self._events.append(ProtocolError(code, detail, from_peer=False))
+
+    # ------------------------------------------------------------------ receiving internals
+
+    def _on_frame(self, frame: Frame, now: float, delivered: list[Message]) -> None:
+        message = frame.message
+        if isinstance(message, HostHello):
+            self._on_host_hello(message, now)
+            return
+        if isinstance(message, DeviceInfo):
+            self._on_device_info(message, now)
+            return
+        reliable = frame.reliable and message.TYPE not in UNSEQUENCED_TYPES
+        if self._state is not LinkState.UP:
+            self.stats.ignored += 1
+            if isinstance(message, ErrorReport) and not reliable:
+                self._on_peer_error(message, now)
+            elif self.role is Role.SHOE:
+                self._notify(ErrorCode.NOT_CONNECTED, "no session: send HostHello", now)
+            return
+        self._last_rx = now
+        ack = frame.ack_number
+        if ack is not None:
+            self._on_ack(ack, now)
+        if reliable:
+            self._on_sequenced(frame.seq, message, delivered)
+        elif isinstance(message, ErrorReport):
+            self._on_peer_error(message, now)
+
+    def _on_sequenced(self, seq: int, message: Message | None, delivered: list[Message]) -> None:
+        """Deliver in order exactly once. ``message`` None: a refused frame that still used
+        its sequence number (it is acknowledged and skipped, never retried forever)."""
+        self._ack_pending = True
+        distance = (seq - self._rx_expected) % SEQ_MODULO
+        if distance == 0:
+            if message is not None:
+                delivered.append(message)
+            self._rx_expected = (self._rx_expected + 1) % SEQ_MODULO
+            while self._rx_expected in self._rx_early:
+                early = self._rx_early.pop(self._rx_expected)
+                if early is not None:
+                    delivered.append(early)
+                self._rx_expected = (self._rx_expected + 1) % SEQ_MODULO
+        elif distance < self.config.window:
+            if seq in self._rx_early:
+                self.stats.duplicates += 1
+            else:
+                self._rx_early[seq] = message
+                self.stats.buffered_early += 1
+        elif distance >= _HALF:
+            self.stats.duplicates += 1
+        else:
+            self.stats.out_of_window += 1
+
+    def _on_rejected(self, rejected: RejectedFrame, now: float, delivered: list[Message]) -> None:
+        code = _REJECT_CODES[rejected.reason]
+        if rejected.reason is RejectReason.UNSUPPORTED_VERSION:
+            self._notify(code, rejected.detail, now)
+            return
+        if self._state is not LinkState.UP:
+            self.stats.ignored += 1
+            return
+        self._last_rx = now
+        reliable = rejected.flags is not None and bool(rejected.flags & Flags.RELIABLE)
+        if reliable and rejected.seq is not None:
+            distance = (rejected.seq - self._rx_expected) % SEQ_MODULO
+            fresh = distance < self.config.window and rejected.seq not in self._rx_early
+            self._on_sequenced(rejected.seq, None, delivered)
+            if fresh:  # report each refused message once, not each retransmission of it
+                self._next_notice.pop(code, None)
+                self._notify(code, f"seq {rejected.seq}: {rejected.detail}", now)
+        else:
+            self._notify(code, rejected.detail, now)
+
+    def _on_peer_error(self, report: ErrorReport, now: float) -> None:
+        if report.code is ErrorCode.NOT_CONNECTED:
+            if self.role is Role.HOST and self._state is LinkState.UP:
+                self._go_down(now, f"shoe has no session ({report.detail})")
+            return
+        self._events.append(ProtocolError(report.code, report.detail, from_peer=True))
+
+    def _on_host_hello(self, hello: HostHello, now: float) -> None:
+        if self.role is not Role.SHOE or self._device_info is None:
+            self.stats.ignored += 1
+            return
+        if hello.protocol_version != PROTOCOL_VERSION:
+            detail = (
+                f"host offered protocol version {hello.protocol_version}; "
+                f"this shoe speaks {PROTOCOL_VERSION}"
+            )
+            self._notify(ErrorCode.UNSUPPORTED_VERSION, detail, now)
+            return
+        self._adopt_peer(hello.session_id, hello, now)
+        self._replies.append(encode_frame(self._device_info))
+
+    def _on_device_info(self, info: DeviceInfo, now: float) -> None:
+        if self.role is not Role.HOST:
+            self.stats.ignored += 1
+            return
+        if info.protocol_version != PROTOCOL_VERSION:
+            detail = (
+                f"shoe speaks protocol version {info.protocol_version}; "
+                f"this host speaks {PROTOCOL_VERSION}"
+            )
+            if now >= self._next_notice.get(ErrorCode.UNSUPPORTED_VERSION, -math.inf):
+                self._next_notice[ErrorCode.UNSUPPORTED_VERSION] = (
+                    now + 10 * self.config.hello_interval
+                )
+                self._events.append(ProtocolError(ErrorCode.UNSUPPORTED_VERSION, detail, False))
+            return
+        if self._state is LinkState.UP and info.session_id == self._peer_session:
+            self._last_rx = now  # a repeated answer to a repeated hello
+            return
+        self._adopt_peer(info.session_id, info, now)
+
+    def _adopt_peer(self, peer_session: int, hello: DeviceInfo | HostHello, now: float) -> None:
+        """Handshake completed with ``peer_session``: first contact, resumption or restart."""
+        first_contact = self._peer_session is None
+        resumed = peer_session == self._peer_session
+        if first_contact:
+            self._peer_session = peer_session
+            self._reset_sequences()
+        elif not resumed:
+            self._restart_with(peer_session)
+        self._peer = hello
+        self._last_rx = now
+        if self._state is not LinkState.UP:
+            self._state = LinkState.UP
+            self._events.append(LinkUp(peer_session, hello, resumed))
+            if self._unacked:  # resume: resend what may have been lost at once
+                self._rto = self.config.retransmit_timeout
+                self._retries = 0
+                self._rto_deadline = now
+
+    def _restart_with(self, peer_session: int) -> None:
+        waiting = [out.message for out in self._unacked] + list(self._queue)
+        kept = [message for message in waiting if message.CARRY_OVER]
+        dropped = tuple(message for message in waiting if not message.CARRY_OVER)
+        old_session = self._peer_session if self._peer_session is not None else 0
+        self._unacked.clear()
+        self._queue = deque(kept)
+        self._peer_session = peer_session
+        self._reset_sequences()
+        self._events.append(PeerRestarted(old_session, peer_session, len(kept), dropped))
+
+    def _reset_sequences(self) -> None:
+        assert self._peer_session is not None
+        start = initial_sequence(self.session_id, self._peer_session)
+        self._tx_next = start
+        self._rx_expected = start
+        self._rx_early.clear()
+        self._ack_pending = False
+        self._rto = self.config.retransmit_timeout
+        self._rto_deadline = None
+        self._retries = 0
+
+    def _go_down(self, now: float, reason: str) -> None:
+        """Back to CONNECTING; sessions, sequence state and queues are kept for resumption."""
+        self._state = LinkState.CONNECTING
+        self._rto_deadline = None
+        self._ack_pending = False
+        self._next_hello = now
+        self._events.append(LinkLost(reason))

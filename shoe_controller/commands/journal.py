@@ -1,0 +1,221 @@
+"""``shoe journal``: verify a table journal, export its rounds, recall the last rounds.
+
+``verify`` needs only the journal package; ``export`` and ``recall`` replay the journal through
+the table (``shoe_controller.table.history``), imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from shoe_controller.errors import ShoeError
+
+_SENSOR_SOURCES = (None, "shoe", "scanner")  # read by the shoe itself: no mark needed
+_FLAG_NAMES = {
+    "natural": "natural",
+    "player_pair": "P pair",
+    "banker_pair": "B pair",
+    "banker_three_card_7": "B 3-card 7",
+    "player_three_card_8": "P 3-card 8",
+    "banker_wins_with_6": "B wins on 6",
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    verify = actions.add_parser(
+        "verify",
+        help="check the hash chain; name every edited, deleted, inserted or "
+        "reordered record (exit 1 if any)",
+    )
+    verify.add_argument("path", metavar="PATH", type=Path, help="the journal file")
+    verify.add_argument("--json", action="store_true", help="one JSON object")
+    verify.add_argument(
+        "--key-file",
+        metavar="FILE",
+        type=Path,
+        help="HMAC key of a keyed journal (the file's bytes, whitespace stripped)",
+    )
+
+    export = actions.add_parser(
+        "export", help="the journal's rounds as JSON lines (the `shoe replay` schema)"
+    )
+    export.add_argument("path", metavar="PATH", type=Path, help="the journal file")
+    export.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON lines (the only format; accepted for symmetry with replay)",
+    )
+    export.add_argument(
+        "-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of standard output"
+    )
+
+    recall = actions.add_parser("recall", help="the last rounds, card by card (game recall)")
+    recall.add_argument("path", metavar="PATH", type=Path, help="the journal file")
+    recall.add_argument(
+        "--last", metavar="N", type=_positive_int, default=10, help="how many rounds (default 10)"
+    )
+    recall.add_argument("--json", action="store_true", help="one JSON object per round")
+
+
+def run(args: argparse.Namespace) -> int:
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "verify": _verify,
+        "export": _export,
+        "recall": _recall,
+    }
+    return handlers[args.action](args)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# -- verify -------------------------------------------------------------------------------
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from shoe_controller.journal import verify_journal
+
+    key = None
+    if args.key_file is not None:
+        try:
+            key = args.key_file.read_bytes().strip()
+        except OSError as exc:
+            raise ShoeError(f"cannot read the key file: {exc}") from exc
+        if not key:
+            raise ShoeError(f"{args.key_file}: the key file is empty")
+    report = verify_journal(args.path, key=key)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        print(report.summary())
+        for problem in report.problems:
+            print(f"  {problem.kind:<12} {problem.message}")
+    return 0 if report.ok else 1
+
+
+# -- export and recall --------------------------------------------------------------------
+
+
+def _history() -> Any:
+    try:
+        history = importlib.import_module("shoe_controller.table.history")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("shoe_controller"):
+            raise ShoeError(f"export not available: {exc.name} is not installed") from exc
+        raise
+    return history
+
+
+def _export(args: argparse.Namespace) -> int:
+    lines = _history().export_lines(args.path)
+    if args.output is not None:
+        with open(args.output, "w", encoding="utf-8") as out:
+            _write_lines(lines, out)
+    else:
+        _write_lines(lines, sys.stdout)
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    rounds = _history().recall(args.path, args.last)
+    if args.json:
+        _write_lines(rounds, sys.stdout)
+    else:
+        sys.stdout.write(format_recall(rounds))
+    return 0
+
+
+def _write_lines(lines: Iterable[Mapping[str, Any]], out: TextIO) -> None:
+    try:
+        for line in lines:
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            out.flush()  # lines already written stay visible if a later record fails
+    except BrokenPipeError:
+        # The reader (``| head``) went away: not our error. Point stdout at devnull so the
+        # interpreter's final flush does not complain again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+
+
+def format_recall(rounds: list[Mapping[str, Any]]) -> str:
+    """A dealer/supervisor-readable table of rounds, one line per round, cards in deal order.
+
+    Each round is a ``recall()`` dict: ``shoe``, ``round``, ``cards`` (``target``,
+    ``position``, ``card``, ``source``, ``counter``), ``result`` (the ``round`` line of the
+    replay schema plus the side facts), ``irregularities`` and ``void`` when voided. Cards not
+    read by the shoe's own sensor are marked with their source, e.g. ``5C(supervisor)``.
+    """
+    if not rounds:
+        return "no rounds in the journal\n"
+    header = ("shoe", "round", "player", "banker", "P", "B", "outcome", "flags")
+    rows = [header] + [_recall_row(r) for r in rounds]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
+        lines.append("  ".join(cells + [row[-1]]).rstrip())
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines) + "\n"
+
+
+def _recall_row(round_: Mapping[str, Any]) -> tuple[str, ...]:
+    result: Mapping[str, Any] = round_.get("result") or {}
+    hands = {"player": _cards(round_, result, "player"), "banker": _cards(round_, result, "banker")}
+    flags = [label for key, label in _FLAG_NAMES.items() if result.get(key)]
+    flags += [str(kind) for kind in round_.get("irregularities", ())]
+    void = round_.get("void")
+    if void:
+        by = f" by {void['supervisor']}" if void.get("supervisor") else ""
+        reason = f": {void['reason']}" if void.get("reason") else ""
+        outcome = "VOID"
+        flags.append(f"voided{by}{reason}")
+    elif result:
+        outcome = str(result.get("outcome", "?"))
+    else:
+        outcome = "(in play)"
+    return (
+        str(round_.get("shoe", "")),
+        str(round_.get("round", "?")),
+        hands["player"] or "-",
+        hands["banker"] or "-",
+        _total(result, "player"),
+        _total(result, "banker"),
+        outcome,
+        ", ".join(flags),
+    )
+
+
+def _cards(round_: Mapping[str, Any], result: Mapping[str, Any], hand: str) -> str:
+    """The hand's cards in the order dealt, each marked with its source unless the shoe."""
+    dealt = [c for c in round_.get("cards", ()) if str(c.get("target", "")).lower() == hand]
+    if dealt:
+        dealt.sort(key=lambda c: c.get("position") or 0)
+        return " ".join(_card_text(c) for c in dealt)
+    return " ".join(str(code) for code in result.get(hand, ()))
+
+
+def _card_text(card: Mapping[str, Any]) -> str:
+    code = str(card.get("card") or "??")
+    source = card.get("source")
+    return code if source in _SENSOR_SOURCES else f"{code}({source})"
+
+
+def _total(result: Mapping[str, Any], hand: str) -> str:
+    total = result.get(f"{hand}_total")
+    return "" if total is None else str(total)

@@ -1,0 +1,64 @@
+"""``shoe run``: the table controller on the dealer PC.
+
+Connects to the shoe at ``--device``, replays the journal (so a restart after a crash resumes
+exactly where the table was), then follows every card. Without a table system it runs its own
+betting window (``--betting-seconds``) and takes the shoe's button as the dealer's confirmation.
+Stops on SIGINT/SIGTERM, or after ``--shoes N`` finished shoes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+
+from shoe_controller.config import load_run_config
+from shoe_controller.display.console import Console
+from shoe_controller.logs import setup_logging
+
+log = logging.getLogger("shoe_controller.run")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", help="shoe URL: /dev/ttyUSB0, socket://HOST:PORT, "
+                        "hwgrep://VID:PID, usb://VID:PID[/SERIAL], ...")
+    parser.add_argument("--profile", help="table profile name or TOML file (see shoe odds)")
+    parser.add_argument("--journal", type=Path, help="SQLite journal file (created if absent)")
+    parser.add_argument("--config", type=Path, help="TOML config file (docs/config.md); "
+                        "command-line options override it")
+    parser.add_argument("--betting-seconds", type=float, help="own betting window (0 allowed)")
+    parser.add_argument("--shoes", type=int, help="exit after N finished shoes")
+    parser.add_argument("--log-json", action="store_true", default=None,
+                        help="logs as one JSON object a line on stderr")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--durability", choices=["full", "normal"],
+                        help="journal fsync policy (full: fsync every record; default)")
+    parser.add_argument("--quiet", action="store_true", help="no prompts on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_run_config(args.config, {
+        "device": args.device, "profile": args.profile, "journal": args.journal,
+        "betting_seconds": args.betting_seconds, "shoes": args.shoes,
+        "log_json": args.log_json, "log_level": args.log_level,
+        "durability": args.durability,
+    })
+    setup_logging(config.log_json, config.log_level)
+    from shoe_controller.table.runtime import running_table
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    with running_table(config) as controller:
+        console = None
+        if not args.quiet:
+            console = Console()
+            controller.listeners.append(console)
+        log.info("table running", extra={"device": config.device, "profile": config.profile,
+                                          "journal": str(config.journal)})
+        controller.run(stop.is_set, shoes=config.shoes)
+        if console is not None and controller.shoes_finished:
+            print(console.summary())
+    return 0

@@ -1,0 +1,304 @@
+"""The ``shoe run`` configuration: a TOML file plus command-line overrides, validated.
+
+Every problem is collected and reported at once, each as ``FILE: key: reason``, so an operator
+fixes the file in one go instead of one error per start. Unknown keys are errors (a typo must
+not silently fall back to a default), with the closest known key suggested.
+
+Supervisor PINs are stored only as salted PBKDF2 hashes
+(``pbkdf2_sha256$<iterations>$<salt hex>$<hash hex>``); make one with
+``python -m shoe_controller.config hash-pin``. See docs/config.md for every key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import getpass
+import hashlib
+import hmac
+import math
+import re
+import secrets
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from shoe_controller.errors import ConfigError
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+DURABILITIES = ("full", "normal")
+PIN_SCHEME = "pbkdf2_sha256"
+PIN_ITERATIONS = 600_000  # OWASP 2023 recommendation for PBKDF2-HMAC-SHA256
+MIN_PIN_ITERATIONS = 100_000
+_PIN_HASH = re.compile(r"^pbkdf2_sha256\$(\d+)\$([0-9a-f]{16,})\$([0-9a-f]{64})$")
+_USB_URL = re.compile(r"^usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/.*)?$")
+_SUPERVISOR_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """Everything ``shoe run`` needs, validated. ``supervisors`` maps id -> PIN hash."""
+
+    device: str
+    profile: str
+    journal: Path
+    betting_seconds: float = 15.0
+    shoes: int | None = None
+    log_json: bool = False
+    log_level: str = "info"
+    heartbeat_seconds: float = 0.5
+    link_timeout_seconds: float = 2.0
+    durability: str = "full"
+    table_id: str = "table-1"
+    supervisors: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+REQUIRED = ("device", "profile", "journal")
+KNOWN_KEYS = tuple(RunConfig.__dataclass_fields__)
+
+
+# -- PINs ---------------------------------------------------------------------------------
+
+
+def hash_pin(pin: str, salt: bytes | None = None, iterations: int = PIN_ITERATIONS) -> str:
+    """A salted PBKDF2-HMAC-SHA256 hash of ``pin`` in the config file's format."""
+    if not pin:
+        raise ConfigError("a PIN must not be empty")
+    salt = secrets.token_bytes(16) if salt is None else salt
+    digest = hashlib.pbkdf2_hmac("sha256", pin.encode("utf-8"), salt, iterations)
+    return f"{PIN_SCHEME}${iterations}${salt.hex()}${digest.hex()}"
+
+
+def check_pin(stored: str, pin: str) -> bool:
+    """True if ``pin`` matches the ``stored`` hash (constant-time compare)."""
+    match = _PIN_HASH.match(stored)
+    if match is None:
+        return False
+    iterations, salt_hex, digest_hex = match.groups()
+    digest = hashlib.pbkdf2_hmac(
+        "sha256", pin.encode("utf-8"), bytes.fromhex(salt_hex), int(iterations)
+    )
+    return hmac.compare_digest(digest.hex(), digest_hex)
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfig:
+    """Read ``path`` (if any), apply ``overrides`` (``None`` = not given) and validate.
+
+    Raises one :class:`ConfigError` listing every problem, one ``FILE: key: reason`` a line.
+    Override problems are named ``command line: key: reason``.
+    """
+    source = str(path) if path is not None else "command line"
+    values: dict[str, tuple[str, Any]] = {}  # key -> (where it came from, raw value)
+    problems: list[str] = []
+    if path is not None:
+        for key, value in _read_toml(path).items():
+            values[key] = (str(path), value)
+    for key, value in overrides.items():
+        if value is not None:
+            values[key] = ("command line", value)
+
+    for key, (origin, _value) in values.items():
+        if key not in KNOWN_KEYS:
+            problems.append(f"{origin}: {key}: unknown key{_suggest(key)}")
+    for key in REQUIRED:
+        if key not in values:
+            problems.append(
+                f"{source}: {key}: required (set it in the file or with --{key.replace('_', '-')})"
+            )
+
+    checked: dict[str, Any] = {}
+    failed: set[str] = set()
+    for key, (origin, value) in values.items():
+        check = _CHECKS.get(key)
+        if check is None:
+            continue
+        try:
+            checked[key] = check(value)
+        except _Invalid as exc:
+            failed.add(key)
+            problems.extend(f"{origin}: {key}{reason}" for reason in exc.reasons)
+    if path is not None and "journal" in checked and values["journal"][0] == str(path):
+        checked["journal"] = path.parent / checked["journal"]  # relative to the file
+
+    defaults = RunConfig.__dataclass_fields__
+    heartbeat = checked.get("heartbeat_seconds", defaults["heartbeat_seconds"].default)
+    link_timeout = checked.get("link_timeout_seconds", defaults["link_timeout_seconds"].default)
+    if link_timeout <= heartbeat and not failed & {"heartbeat_seconds", "link_timeout_seconds"}:
+        origin = values.get("link_timeout_seconds", values.get("heartbeat_seconds", (source,)))[0]
+        problems.append(
+            f"{origin}: link_timeout_seconds: must be longer than heartbeat_seconds "
+            f"({link_timeout:g} <= {heartbeat:g})"
+        )
+    if problems:
+        raise ConfigError(
+            f"{len(problems)} problem(s) in the run configuration:\n  " + "\n  ".join(problems)
+        )
+    return RunConfig(**checked)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as file:
+            return tomllib.load(file)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _suggest(key: str) -> str:
+    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# -- value checks: each returns the clean value or raises _Invalid with ": reason" parts ---
+
+
+class _Invalid(Exception):
+    def __init__(self, *reasons: str) -> None:
+        super().__init__(*reasons)
+        self.reasons = reasons
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Invalid(f": must be a string, got {_show(value)}")
+    if not value.strip():
+        raise _Invalid(": must not be empty")
+    return value.strip()
+
+
+def _device(value: Any) -> str:
+    url = _text(value)
+    if url.startswith("usb://") and not _USB_URL.match(url):
+        raise _Invalid(f": a USB device is usb://VID:PID with 4 hex digits each, got {url!r}")
+    return url
+
+
+def _number(minimum: float, *, inclusive: bool) -> Callable[[Any], float]:
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Invalid(f": must be a number of seconds, got {_show(value)}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise _Invalid(f": must be finite, got {value!r}")
+        if number < minimum or (number == minimum and not inclusive):
+            relation = ">=" if inclusive else ">"
+            raise _Invalid(f": must be {relation} {minimum:g}, got {value!r}")
+        return number
+
+    return check
+
+
+def _shoes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Invalid(f": must be a whole number of shoes, got {_show(value)}")
+    if value < 1:
+        raise _Invalid(f": must be at least 1 (leave it out to run until stopped), got {value}")
+    return int(value)
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f": must be true or false, got {_show(value)}")
+    return value
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or value.lower() not in options:
+            raise _Invalid(f": must be one of {', '.join(options)}, got {_show(value)}")
+        return value.lower()
+
+    return check
+
+
+def _path(value: Any) -> Path:
+    if isinstance(value, Path):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid(f": must be a file path (a string), got {_show(value)}")
+    return Path(value.strip()).expanduser()
+
+
+def _supervisors(value: Any) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise _Invalid(f": must be a table of id = PIN hash, got {_show(value)}")
+    reasons = []
+    for name, stored in value.items():
+        where = f".{name}"
+        if not _SUPERVISOR_ID.match(str(name)):
+            reasons.append(f"{where}: supervisor id must be 1-64 letters, digits, '.', '_', '-'")
+        elif not isinstance(stored, str):
+            reasons.append(f"{where}: must be a PIN hash string, got {_show(stored)}")
+        elif (match := _PIN_HASH.match(stored)) is None:
+            looks_plain = stored.isdigit() or not stored.startswith(PIN_SCHEME)
+            reason = (
+                "looks like a plain-text PIN; PINs are never stored in clear"
+                if looks_plain
+                else f"not a valid {PIN_SCHEME}$<iterations>$<salt hex>$<hash hex> value"
+            )
+            reasons.append(
+                f"{where}: {reason}; make a hash with `python -m shoe_controller.config "
+                "hash-pin` and paste its output here"
+            )
+        elif int(match.group(1)) < MIN_PIN_ITERATIONS:
+            reasons.append(
+                f"{where}: {match.group(1)} PBKDF2 iterations are too few "
+                f"(at least {MIN_PIN_ITERATIONS})"
+            )
+    if reasons:
+        raise _Invalid(*reasons)
+    return MappingProxyType(dict(value))
+
+
+def _show(value: Any) -> str:
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
+        type(value), f"a {type(value).__name__}"
+    )
+    return f"{kind} ({value!r})" if not isinstance(value, (dict, list)) else kind
+
+
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "device": _device,
+    "profile": _text,
+    "journal": _path,
+    "betting_seconds": _number(0, inclusive=True),
+    "shoes": _shoes,
+    "log_json": _bool,
+    "log_level": _choice(LOG_LEVELS),
+    "heartbeat_seconds": _number(0, inclusive=False),
+    "link_timeout_seconds": _number(0, inclusive=False),
+    "durability": _choice(DURABILITIES),
+    "table_id": _text,
+    "supervisors": _supervisors,
+}
+
+
+def _hash_pin_command(argv: list[str]) -> int:
+    """``python -m shoe_controller.config hash-pin``: prompt twice, print the config line."""
+    if argv != ["hash-pin"]:
+        print("usage: python -m shoe_controller.config hash-pin", file=sys.stderr)
+        return 2
+    pin = getpass.getpass("PIN: ")
+    if pin != getpass.getpass("PIN again: "):
+        print("the two PINs differ", file=sys.stderr)
+        return 1
+    try:
+        print(hash_pin(pin))
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_hash_pin_command(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""What the dealer and the operator see: the console now, the web display later."""

@@ -1,0 +1,81 @@
+"""The controller's own console output: the dealer prompt as it changes, results, errors.
+
+Listens to :class:`~shoe_controller.table.controller.Update` s. With ``progress`` it keeps one
+status line (a progress bar through the shoe) instead of scrolling every prompt, which is what
+``shoe demo`` shows; otherwise it prints one line per prompt change, which suits a log.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from shoe_controller.display.summary import ShoeStats
+from shoe_controller.table.controller import Update
+
+RED, GREEN, BOLD, RESET = "\033[31m", "\033[32m", "\033[1m", "\033[0m"
+
+
+class Console:
+    def __init__(self, stream: TextIO | None = None, *, progress: bool = False,
+                 shoe_cards: int = 416, color: bool | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.progress = progress
+        self.shoe_cards = shoe_cards
+        self.color = self.stream.isatty() if color is None else color
+        self.stats = ShoeStats()
+        self._last_prompt = ""
+
+    def __call__(self, update: Update) -> None:
+        for event in update.events:
+            self.stats.add(event)
+            if event["type"] == "round_result":
+                self._line(self._result_line(event))
+            elif event["type"] == "irregularity":
+                self._line(self._paint(f"!! {event['prompt']}: {event['detail']}", RED)
+                           + f"\n   {event['remedy']}")
+            elif event["type"] == "irregularity_cleared":
+                who = event.get("supervisor") or event.get("source") or "resolved"
+                self._line(f"   cleared {event['kind']} ({who})")
+            elif event["type"] == "cut_card":
+                self._line("-- Cut card out: one more round" if event["during_round"]
+                           else "-- Cut card out: this round is the last")
+            elif event["type"] == "shoe_finished":
+                self._line(self._paint("== Shoe finished", BOLD))
+        view = update.view
+        prompt = view.prompt + (f"  ({view.detail})" if view.detail else "")
+        if self.progress:
+            self._status(view.prompt)
+        elif prompt != self._last_prompt:
+            self._last_prompt = prompt
+            self._line(f"> {prompt}")
+
+    def _result_line(self, event: dict) -> str:
+        player = " ".join(event["player"])
+        banker = " ".join(event["banker"])
+        flags = [name for name in ("natural", "player_pair", "banker_pair") if event[name]]
+        text = (f"Round {event['round']:>3}: Player {player:<9} {event['player_total']}  "
+                f"Banker {banker:<9} {event['banker_total']}  -> {event['outcome'].upper()}")
+        return text + (f"  [{', '.join(flags)}]" if flags else "")
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"{code}{text}{RESET}" if self.color else text
+
+    def _status(self, prompt: str) -> None:
+        done = self.stats.cards_dealt
+        width = 30
+        filled = min(width, width * done // max(1, self.shoe_cards))
+        bar = "#" * filled + "." * (width - filled)
+        text = f"[{bar}] {done:>3}/{self.shoe_cards} cards  round {self.stats.rounds:>3}  {prompt}"
+        if self.stream.isatty():
+            self.stream.write("\r\033[K" + text)
+            self.stream.flush()
+
+    def _line(self, text: str) -> None:
+        if self.progress and self.stream.isatty():
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def summary(self) -> str:
+        return "\n".join(["", self._paint("Shoe summary", BOLD), *self.stats.lines()])

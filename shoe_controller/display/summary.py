@@ -1,0 +1,58 @@
+"""Running statistics of a shoe, fed from table events (for the demo summary and displays)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ShoeStats:
+    rounds: int = 0
+    banker: int = 0
+    player: int = 0
+    tie: int = 0
+    naturals: int = 0
+    player_pairs: int = 0
+    banker_pairs: int = 0
+    voided: int = 0
+    irregularities: int = 0
+    cards_burned: int = 0
+    cards_dealt: int = 0
+    road: list[str] = field(default_factory=list)
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "shoe_loaded":
+            self.__init__()  # type: ignore[misc]
+        elif kind in ("burn_card", "card"):
+            self.cards_dealt += 1
+            if kind == "burn_card":
+                self.cards_burned += 1
+        elif kind == "round_result":
+            self.rounds += 1
+            outcome = event["outcome"]
+            setattr(self, outcome, getattr(self, outcome) + 1)
+            self.naturals += bool(event["natural"])
+            self.player_pairs += bool(event["player_pair"])
+            self.banker_pairs += bool(event["banker_pair"])
+            self.road.append(outcome[0].upper())
+        elif kind == "round_void":
+            self.voided += 1
+        elif kind == "irregularity":
+            self.irregularities += 1
+
+    def lines(self) -> list[str]:
+        return [
+            f"Rounds played      {self.rounds}",
+            f"Banker / Player / Tie  {self.banker} / {self.player} / {self.tie}",
+            f"Naturals           {self.naturals}",
+            f"Player / Banker pairs  {self.player_pairs} / {self.banker_pairs}",
+            f"Cards burned       {self.cards_burned}",
+            f"Cards dealt        {self.cards_dealt}",
+            f"Voided rounds      {self.voided}",
+            f"Irregularities     {self.irregularities}",
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "road"}

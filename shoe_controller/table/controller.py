@@ -1,0 +1,311 @@
+"""The imperative shell around the table: device link in, journal, table, device outputs out.
+
+One thread (the caller of :meth:`TableController.run` / :meth:`step`) owns the journal and the
+table, so inputs are applied strictly in journal order. For every input:
+
+1. translate it (a wire message, a link event, a betting command, a supervisor action);
+2. drop it if the shoe resent a card the table already has (card counter);
+3. append it to the journal, durable before anything else happens;
+4. let the table handle it, then let the device acknowledge what was journalled;
+5. bring the shoe's exit lock and lights in line with the table's view, and tell listeners.
+
+Other threads (the web panel, the table-system client) hand inputs over with :meth:`submit`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from firmware_protocol import messages as wire
+from shoe_controller.cards import Card
+from shoe_controller.errors import CardCodeError, ConfigError, ShoeError, ShoeTimeoutError
+from shoe_controller.journal import Journal
+from shoe_controller.table.inputs import (
+    BettingCommand,
+    ButtonPressed,
+    CardDrawn,
+    CardMisread,
+    DeviceFault,
+    LinkChanged,
+    SessionStarted,
+    ShoeEventInput,
+    SupervisorAction,
+    TableInput,
+    input_from_record,
+)
+from shoe_controller.table.machine import Table, TableView
+
+log = logging.getLogger("shoe_controller.table")
+
+SHOE_EVENT_NAMES = {
+    wire.ShoeEvent.LID_OPENED: "lid_opened",
+    wire.ShoeEvent.LID_CLOSED: "lid_closed",
+    wire.ShoeEvent.SHOE_LOADED: "shoe_loaded",
+    wire.ShoeEvent.SHOE_EMPTY: "shoe_empty",
+    wire.ShoeEvent.CUT_CARD_REACHED: "cut_card",
+    wire.ShoeEvent.CARD_AT_EXIT: "card_at_exit",
+    wire.ShoeEvent.PULL_REFUSED: "pull_refused",
+}
+
+LIGHTS = {
+    "player": wire.Indicator.PLAYER,
+    "banker": wire.Indicator.BANKER,
+    "tie": wire.Indicator.TIE,
+    "stop": wire.Indicator.STOP,
+    "error": wire.Indicator.ERROR,
+    "confirm": wire.Indicator.RESULT,
+}
+
+SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe")
+
+
+class DeviceConnection(Protocol):
+    """What the controller needs from the host side of the shoe link (``ShoeConnection``):
+    ``get`` raises :class:`ShoeTimeoutError` when nothing arrived in time."""
+
+    def get(self, timeout: float | None = None) -> object: ...
+
+    def send(self, message: wire.Message) -> None: ...
+
+    def commit(self) -> None: ...
+
+
+class SupervisorAuthError(ShoeError, PermissionError):
+    """Unknown supervisor or wrong PIN."""
+
+
+@dataclass(frozen=True)
+class Update:
+    """What listeners (console, display, table-system reporter) get after each input."""
+
+    view: TableView
+    events: list[dict[str, Any]]
+    input_kind: str
+
+
+Listener = Callable[[Update], None]
+
+
+class TableController:
+    def __init__(
+        self,
+        *,
+        journal: Journal,
+        table: Table,
+        profile: str,
+        connection: DeviceConnection,
+        betting_seconds: float = 15.0,
+        auto_betting: bool = True,
+        supervisors: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        version: str = "",
+    ) -> None:
+        self.journal = journal
+        self.table = table
+        self.profile = profile
+        self.connection = connection
+        self.betting_seconds = betting_seconds
+        self.auto_betting = auto_betting
+        self.supervisors = dict(supervisors or {})
+        self.clock = clock
+        self.version = version
+        self.listeners: list[Listener] = []
+        self.shoes_finished = 0
+        self._submitted: queue.Queue[TableInput] = queue.Queue()
+        self._betting_closes_at: float | None = None
+        self._sent_lock: bool | None = None
+        self._sent_lights: wire.Indicator | None = None
+        self._view: TableView | None = None
+
+    # ----------------------------------------------------------------- start-up
+    def start(self) -> int:
+        """Rebuild the table from the journal, then record this session. Returns records read."""
+        count = 0
+        recorded_profile = None
+        for record in self.journal.records():
+            count += 1
+            item = input_from_record(record.kind, record.data)
+            if isinstance(item, SessionStarted):
+                recorded_profile = item.profile
+            self.table.handle(item)
+        if recorded_profile is not None and recorded_profile != self.profile:
+            raise ConfigError(
+                f"{self.journal.path}: this journal was recorded with profile "
+                f"{recorded_profile!r}, not {self.profile!r}; use that profile or a new journal"
+            )
+        # The link state in the journal is stale: the device must come up again in this run.
+        if self.table.link_up:
+            self._apply(LinkChanged(False, "controller restarted"))
+        self._apply(SessionStarted(self.profile, self.table.game.name, self.version))
+        if self.table.state == "shoe_finished":
+            self.shoes_finished = 1
+        log.info("table rebuilt from %d journal records: %s", count, self.table.state,
+                 extra={"records": count, "state": self.table.state,
+                        "round": self.table.round_number})
+        return count
+
+    # ----------------------------------------------------------------- inputs
+    def submit(self, item: TableInput) -> None:
+        """Hand an input over from another thread; the controller's thread applies it."""
+        self._submitted.put(item)
+
+    def supervisor(
+        self, action: str, supervisor: str, pin: str, *, card: str | None = None,
+        reason: str = "",
+    ) -> None:
+        """Check the supervisor's PIN, then queue the action (journalled with who did it)."""
+        from shoe_controller.config import check_pin
+
+        if action not in SUPERVISOR_ACTIONS:
+            raise ShoeError(f"unknown supervisor action {action!r}; one of {SUPERVISOR_ACTIONS}")
+        stored = self.supervisors.get(supervisor)
+        if stored is None or not check_pin(stored, pin):
+            log.warning("supervisor action refused: bad id or PIN",
+                        extra={"supervisor": supervisor, "action": action})
+            raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
+        parsed = None
+        if action == "enter_card":
+            if not card:
+                raise CardCodeError("enter_card needs the card code, e.g. 'QS'")
+            parsed = Card.from_code(card)
+        self.submit(SupervisorAction(action, supervisor, parsed, reason))
+
+    def step(self, timeout: float = 0.05) -> None:
+        """Process what arrived within ``timeout`` seconds, then the timers and outputs."""
+        while True:
+            try:
+                self._apply(self._submitted.get_nowait())
+            except queue.Empty:
+                break
+        deadline = self._next_timer()
+        wait = timeout if deadline is None else max(0.0, min(timeout, deadline - self.clock()))
+        wait_for = wait
+        while True:
+            try:
+                received = self.connection.get(wait_for)
+            except ShoeTimeoutError:
+                break
+            item = self._translate(received)
+            if item is not None:
+                self._apply(item)
+            wait_for = 0
+        self._run_timers()
+        self._sync_device()
+
+    def run(self, should_stop: Callable[[], bool], shoes: int | None = None) -> None:
+        """Run until ``should_stop()`` or until ``shoes`` shoes have finished in this run."""
+        self._sync_device()
+        while not should_stop():
+            if shoes is not None and self.shoes_finished >= shoes:
+                log.info("finished %d shoe(s); stopping", self.shoes_finished)
+                return
+            self.step()
+
+    # ----------------------------------------------------------------- internals
+    def _translate(self, received: object) -> TableInput | None:
+        name = type(received).__name__
+        if isinstance(received, wire.CardDrawn):
+            try:
+                card = Card.from_wire(received.rank, received.suit)
+            except CardCodeError as exc:
+                log.error("shoe sent an invalid card; treating it as unread: %s", exc,
+                          extra={"counter": received.counter})
+                return CardMisread(received.counter, received.sensor.name.lower(),
+                                   received.drawn_while_locked)
+            return CardDrawn(card, received.counter, received.sensor.name.lower(),
+                             received.confidence, received.drawn_while_locked)
+        if isinstance(received, wire.CardMisread):
+            return CardMisread(received.counter, received.sensor.name.lower(),
+                               received.drawn_while_locked)
+        if isinstance(received, wire.ShoeStateChanged):
+            return ShoeEventInput(SHOE_EVENT_NAMES[received.event], received.counter)
+        if isinstance(received, wire.ButtonPressed):
+            return ButtonPressed(int(received.button))
+        if isinstance(received, wire.DeviceFault):
+            if received.code == wire.FaultCode.NONE:
+                return None
+            return DeviceFault(received.code.name.lower(), received.detail)
+        if name == "LinkUp":
+            self._sent_lock = self._sent_lights = None  # the shoe may have rebooted: resend
+            return LinkChanged(True, "")
+        if name == "LinkLost":
+            return LinkChanged(False, str(getattr(received, "reason", "")))
+        if isinstance(received, wire.ErrorReport):
+            log.warning("shoe reports error %s: %s", received.code.name, received.detail)
+        elif isinstance(received, BaseException):
+            raise received
+        else:
+            log.debug("shoe: %s", received)
+        return None
+
+    def _apply(self, item: TableInput) -> None:
+        if self.table.is_duplicate(item):
+            log.info("card %s already journalled (resent by the shoe): ignored",
+                     getattr(item, "counter", "?"))
+            self.connection.commit()
+            return
+        actor = item.supervisor if isinstance(item, SupervisorAction) else None
+        self.journal.append(item.KIND, item.to_data(), actor=actor)
+        events = self.table.handle(item)
+        self.connection.commit()  # only now may the shoe learn that its message arrived
+        for event in events:
+            if event["type"] == "shoe_finished":
+                self.shoes_finished += 1
+            if event["type"] == "betting_closed" or event["type"] == "round_opened":
+                self._betting_closes_at = None
+        view = self.table.view()
+        self._view = view
+        if self.table.notice:
+            log.info("%s", self.table.notice, extra={"input": item.KIND})
+        update = Update(view, events, item.KIND)
+        for listener in list(self.listeners):
+            listener(update)
+
+    def _next_timer(self) -> float | None:
+        return self._betting_closes_at
+
+    def _run_timers(self) -> None:
+        if not self.auto_betting:
+            return
+        table = self.table
+        if table.alarm == "latched" or not table.link_up:
+            return
+        if table.state.endswith("betting_open"):
+            now = self.clock()
+            if self._betting_closes_at is None:
+                self._betting_closes_at = now + self.betting_seconds
+            if now >= self._betting_closes_at:
+                self._betting_closes_at = None
+                self._apply(BettingCommand("close", "timer"))
+        elif table.view().due is None and table._waiting_for_round():
+            self._apply(BettingCommand("open", "timer"))
+            if self.betting_seconds == 0:
+                self._apply(BettingCommand("close", "timer"))
+
+    def _sync_device(self) -> None:
+        """Make the shoe's exit lock and lights match the table (resent after a reconnect)."""
+        if not self.table.link_up:
+            return
+        view = self.table.view()
+        if view.exit_locked != self._sent_lock:
+            self.connection.send(wire.SetExitLock(locked=view.exit_locked))
+            self._sent_lock = view.exit_locked
+        lights = wire.Indicator(0)
+        for name in view.lights:
+            lights |= LIGHTS.get(name, wire.Indicator(0))
+        if view.state.endswith("result_shown") and view.alarm == "ok":
+            outcome = self.table.game.result().get("outcome") if hasattr(
+                self.table.game, "result") else None
+            lights |= LIGHTS.get(str(outcome), wire.Indicator(0))
+        if lights != self._sent_lights:
+            self.connection.send(wire.SetIndicators(lights=lights, beep_ms=0))
+            self._sent_lights = lights
+
+    @property
+    def view(self) -> TableView:
+        return self._view or self.table.view()

@@ -1,0 +1,120 @@
+"""Rounds out of a journal: ``shoe journal export`` and ``shoe journal recall``.
+
+Both replay the journal's inputs through the same :class:`~shoe_controller.table.machine.Table`
+the live controller runs, so what they print is exactly what the table decided, including the
+voided rounds and the cards a supervisor entered or the camera read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoe_controller.errors import ShoeError
+from shoe_controller.games.registry import create_game
+from shoe_controller.journal import Journal
+from shoe_controller.table.inputs import SessionStarted, input_from_record
+from shoe_controller.table.machine import Table
+
+#: Version of the export's JSON lines; the round lines are those of ``shoe replay``
+#: (docs/replay-schema.md) and ``round_void`` lines are added for voided rounds.
+EXPORT_SCHEMA_VERSION = 1
+
+
+class JournalReplayError(ShoeError, ValueError):
+    """The journal holds a record the table cannot replay."""
+
+
+@dataclass
+class ReplayedJournal:
+    table: Table | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    records: int = 0
+
+
+def replay_journal(path: str | Path) -> ReplayedJournal:
+    """Feed every input record of the journal at ``path`` into a fresh table."""
+    result = ReplayedJournal()
+    with Journal(path, readonly=True) as journal:
+        for record in journal.records():
+            result.records += 1
+            try:
+                item = input_from_record(record.kind, record.data)
+            except (ValueError, TypeError) as exc:
+                raise JournalReplayError(f"{path}: record {record.seq}: {exc}") from exc
+            if result.table is None:
+                if not isinstance(item, SessionStarted):
+                    raise JournalReplayError(
+                        f"{path}: record {record.seq} ({record.kind}) comes before any session "
+                        "record, so the table profile is unknown"
+                    )
+                result.table = Table(create_game(item.profile))
+            result.events.extend(result.table.handle(item))
+    return result
+
+
+def export_lines(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The journal's shoes as JSON-ready lines in the ``shoe replay`` schema.
+
+    Per shoe: ``burn``, one ``round`` per completed round (``round_void`` for voided ones), and
+    ``shoe_end`` once the shoe finished.
+    """
+    replayed = replay_journal(path)
+    burned = 0
+    round_cards = 0
+    rounds = 0
+    for event in replayed.events:
+        kind = event["type"]
+        if kind == "shoe_loaded":
+            burned = round_cards = rounds = 0
+        elif kind == "burn":
+            burned = len(event["cards"])
+            yield {"type": "burn", "cards": list(event["cards"])}
+        elif kind == "round_result":
+            rounds += 1
+            round_cards += len(event["player"]) + len(event["banker"])
+            yield {key: value for key, value in event.items() if key in _ROUND_KEYS} | {
+                "type": "round"
+            }
+        elif kind == "round_void":
+            yield {"type": "round_void", "round": event["round"],
+                   "supervisor": event.get("supervisor"), "reason": event.get("reason", "")}
+        elif kind == "shoe_finished":
+            yield {"type": "shoe_end", "rounds": rounds, "cards_used": burned + round_cards}
+
+
+_ROUND_KEYS = (
+    "type", "round", "player", "banker", "player_total", "banker_total", "outcome", "natural",
+    "player_pair", "banker_pair",
+)
+
+
+def recall(path: str | Path, last: int = 10) -> list[dict[str, Any]]:
+    """The last ``last`` rounds, card by card, each with how its cards were read."""
+    replayed = replay_journal(path)
+    rounds: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    shoe = 0
+    for event in replayed.events:
+        kind = event["type"]
+        if kind == "shoe_loaded":
+            shoe = event["shoe"]
+        elif kind == "round_opened":
+            current = {"shoe": shoe, "round": event["round"], "cards": [], "irregularities": []}
+            rounds.append(current)
+        elif current is None:
+            continue
+        elif kind == "card":
+            current["cards"].append({key: event[key] for key in
+                                     ("target", "position", "card", "source", "counter")})
+        elif kind == "irregularity":
+            current["irregularities"].append(event["kind"])
+        elif kind == "round_result":
+            current["result"] = {key: value for key, value in event.items()
+                                 if key not in ("type", "round")}
+        elif kind == "round_void":
+            current["void"] = {"supervisor": event.get("supervisor"),
+                               "reason": event.get("reason", "")}
+    return rounds[-last:] if last > 0 else []

@@ -1,0 +1,129 @@
+"""``shoe sim``: run the software shoe on a pseudo-terminal or a TCP port.
+
+    shoe sim --pty                       # prints "PTY /dev/pts/N": open that as the serial port
+    shoe sim --tcp 127.0.0.1:0           # prints "TCP 127.0.0.1:PORT": socket://127.0.0.1:PORT
+
+The first line on stdout says where the shoe is (flushed at once, so a script can read it);
+everything else is logged to stderr. The shoe keeps running like a real one, through dropped
+connections, until SIGINT or SIGTERM (exit 0), or with ``--exit-when-empty`` once the last card
+has been acknowledged by the host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from types import FrameType
+
+from shoe_controller.cards import Card, new_shoe, read_shoe_file
+from shoe_controller.errors import ConfigError
+from simulators.dealer import VirtualDealer, parse_mistakes
+
+log = logging.getLogger("shoe.sim")
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT (port 0..65535), got {text!r}")
+    return host, int(port)
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = _non_negative_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"a rate is between 0 and 1, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
+    return int(text)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
+    where.add_argument("--tcp", type=_host_port, metavar="HOST:PORT",
+                       help="listen on TCP (port 0 picks a free port); reconnects are accepted")
+    cards = parser.add_mutually_exclusive_group()
+    cards.add_argument("--seed", type=int, help="shuffle seed (default: random)")
+    cards.add_argument("--cards", metavar="SHOEFILE", help="exact card order from a shoe file")
+    parser.add_argument("--decks", type=_positive_int, default=8, help="decks (default 8)")
+    parser.add_argument("--cut-card", type=_non_negative_int, default=14, metavar="N",
+                        help="cut card N cards from the end (0 = none; default 14)")
+    parser.add_argument("--pace", type=_non_negative_float, default=0.0, metavar="SECONDS",
+                        help="dealer's time between cards (0 = as fast as the link allows)")
+    parser.add_argument("--misread-rate", type=_rate, default=0.0, metavar="RATE",
+                        help="share of cards whose face is not read (0..1)")
+    parser.add_argument("--button-delay", type=_non_negative_float, default=0.5,
+                        metavar="SECONDS", help="dealer's delay before confirming a result")
+    parser.add_argument("--mistake", action="append", default=[], metavar="KIND@N",
+                        help="dealer mistake after N cards: extra-card, early-pull, "
+                        "forced-pull, lid-open (repeat or separate with commas)")
+    parser.add_argument("--faults", default="", metavar="SPEC",
+                        help="wire faults, e.g. 'corrupt=0.01,drop_frame=0.005,seed=7'")
+    parser.add_argument("--serial-number", default="SIM-0001", help="reported in DeviceInfo")
+    parser.add_argument("--exit-when-empty", action="store_true",
+                        help="exit once every card has been drawn and acknowledged")
+    parser.add_argument("--quiet", action="store_true", help="log warnings only")
+
+
+def shoe_cards(args: argparse.Namespace) -> list[Card]:
+    """The card order the options ask for (shoe file, or ``--decks`` shuffled by ``--seed``)."""
+    if args.cards:
+        cards = read_shoe_file(args.cards)
+        if not cards:
+            raise ConfigError(f"{args.cards}: the shoe file holds no cards")
+        return cards
+    return new_shoe(args.decks, args.seed)
+
+
+def dealer_from_args(args: argparse.Namespace) -> VirtualDealer:
+    plan = [m for text in args.mistake for m in parse_mistakes(text)]
+    return VirtualDealer(pace=args.pace, mistakes=plan, button_delay=args.button_delay)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    from simulators.sim_server import serve  # the I/O half: imported only when running
+
+    cards = shoe_cards(args)
+    if args.cut_card > len(cards):
+        raise ConfigError(f"--cut-card {args.cut_card} is beyond the {len(cards)} cards loaded")
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %s: stopping", signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return serve(args, cards, dealer_from_args(args), stop)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,440 @@
+"""The software shoe: a real protocol peer built on the same ``firmware_protocol`` code.
+
+:class:`SimulatedShoe` joins the physical model (:class:`~simulators.shoe_model.ShoeModel`), the
+shoe's end of the reliable link (:class:`~firmware_protocol.link.Link`, role SHOE) and an
+optional :class:`~simulators.dealer.VirtualDealer`. Its core is sans-I/O like the link: feed it
+bytes with :meth:`SimulatedShoe.receive`, run its timers and its dealer with
+:meth:`SimulatedShoe.step`, take bytes to write from :meth:`SimulatedShoe.data_to_send`, always
+passing ``now``. Tests drive it with a fake clock; :class:`ShoeRunner` (a thread) and
+:func:`run_shoe` (a loop for the command line) drive it over a real transport.
+
+Safety rule (SPEC.md 8.7): when the host falls silent (``LinkLost``: no heartbeat or frame for
+``link_timeout``) the shoe locks its exit; cards drawn and not yet acknowledged stay in the
+link's queue and are sent again when the link returns, in the same session or, after a host
+restart, in the new one (card and state messages carry over, ``Message.CARRY_OVER``). The exit
+also locks on power-up, on a host restart and on a reboot: only the host unlocks it.
+
+The shoe is thread-safe (one lock): a test may pull a card or open the lid from its own thread
+while a :class:`ShoeRunner` drives the shoe.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from types import TracebackType
+
+from firmware_protocol.link import Link, LinkConfig, LinkEvent, LinkLost, LinkUp, PeerRestarted, Role
+from firmware_protocol.messages import (
+    Button,
+    ButtonPressed,
+    Capability,
+    CardDrawn,
+    CardMisread,
+    DeviceFault,
+    DeviceIdentity,
+    ErrorCode,
+    ErrorReport,
+    FaultCode,
+    Indicator,
+    Message,
+    MisreadReason,
+    Reset,
+    ResetKind,
+    Sensor,
+    SetClock,
+    SetExitLock,
+    SetIndicators,
+    ShoeEvent,
+    ShoeStateChanged,
+    StatusReport,
+    StatusRequest,
+)
+from shoe_controller import __version__
+from shoe_controller.cards import Card
+from shoe_controller.errors import ShoeError, TransportError
+from shoe_controller.transports.base import Transport
+from simulators.dealer import DealerAction, TableView, VirtualDealer
+from simulators.shoe_model import CardOut, JamNotice, ShoeModel, ShoeOutput, StateNotice
+
+__all__ = [
+    "CONFIRM_LIGHTS",
+    "ShoeModel",
+    "ShoeRunner",
+    "SimulatedShoe",
+    "VirtualDealer",
+    "confirm_requested",
+    "run_shoe",
+    "simulator_identity",
+]
+
+log = logging.getLogger("shoe.sim")
+
+RESULT_LIGHTS = Indicator.PLAYER | Indicator.BANKER | Indicator.TIE
+CONFIRM_LIGHTS = Indicator.STOP
+"""With a result light (PLAYER, BANKER or TIE), asks the dealer to confirm the result."""
+READ_CONFIDENCE = 99
+"""Confidence (%) the simulated scanner reports for every card it reads."""
+
+
+def confirm_requested(lights: int, exit_locked: bool) -> bool:
+    """The dealer-button heuristic: the host shows a round's result and asks for confirmation.
+
+    The protocol has no dedicated "confirm" light, so the convention is: exit locked, STOP lit
+    and at least one of PLAYER, BANKER, TIE lit (the result) means "press the button to confirm".
+    """
+    return exit_locked and bool(lights & CONFIRM_LIGHTS) and bool(lights & RESULT_LIGHTS)
+
+
+def simulator_identity(serial_number: str = "SIM-0001") -> DeviceIdentity:
+    return DeviceIdentity(
+        vendor="shoe-controller",
+        model="Software Shoe",
+        serial_number=serial_number,
+        firmware_version=__version__,
+        capabilities=Capability(0xFF),
+    )
+
+
+class SimulatedShoe:
+    """A shoe on the protocol: model + link (role SHOE) + optional virtual dealer."""
+
+    def __init__(
+        self,
+        model: ShoeModel,
+        *,
+        dealer: VirtualDealer | None = None,
+        link_config: LinkConfig | None = None,
+        identity: DeviceIdentity | None = None,
+        next_shoe: Callable[[int], Sequence[Card]] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        """``next_shoe(n)`` gives the cards for the ``n``-th reload (Reset NEW_SHOE; n from 1);
+        without it the same cards are loaded again. ``rng`` picks session ids (seed it for
+        reproducible runs)."""
+        self.model = model
+        self.dealer = dealer
+        self.identity = identity if identity is not None else simulator_identity()
+        self.link_config = link_config if link_config is not None else LinkConfig()
+        self._next_shoe = next_shoe
+        self._reloads = 0
+        self._first_cards = list(model.cards)
+        self._cut_card = model.cut_card
+        self._rng = rng if rng is not None else random.Random()
+        self._lock = threading.RLock()
+        self.link = self._new_link()
+        self.link_events: list[LinkEvent] = []
+        self.received: list[Message] = []
+        """Every host command delivered to the shoe, in order (for tests and logs)."""
+        self.beeps: list[int] = []
+        self.button_presses = 0
+        self.reboots = 0
+        self._clock_set: tuple[int, float] | None = None
+        self._last_now = 0.0
+
+    # -- the sans-I/O surface --------------------------------------------------------------
+
+    def receive(self, data: bytes, now: float) -> None:
+        """Feed bytes from the wire; host commands take effect at once."""
+        with self._lock:
+            self._last_now = now
+            for message in self.link.receive(data, now):
+                self.received.append(message)
+                self._handle_command(message, now)
+
+    def step(self, now: float) -> None:
+        """Run the link's timers (heartbeat watchdog) and let the dealer act."""
+        with self._lock:
+            self._last_now = now
+            for event in self.link.poll(now):
+                self._on_link_event(event)
+            if self.dealer is not None:
+                for action in self.dealer.step(now, self._table_view()):
+                    self._apply(action, now)
+
+    def data_to_send(self, now: float) -> bytes:
+        with self._lock:
+            self._last_now = now
+            return self.link.data_to_send(now)
+
+    def next_deadline(self) -> float | None:
+        """When to call :meth:`step` / :meth:`data_to_send` again at the latest (None: on input)."""
+        with self._lock:
+            times = [self.link.next_deadline()]
+            if self.dealer is not None:
+                times.append(self.dealer.next_deadline())
+            present = [t for t in times if t is not None]
+            return min(present) if present else None
+
+    # -- physical actions (the dealer's, or a test's) --------------------------------------
+
+    def pull(self, now: float, *, forced: bool = False) -> None:
+        with self._lock:
+            self._report(self.model.pull(forced=forced), now)
+
+    def open_lid(self, now: float) -> None:
+        with self._lock:
+            self._report(self.model.open_lid(), now)
+
+    def close_lid(self, now: float) -> None:
+        with self._lock:
+            self._report(self.model.close_lid(), now)
+
+    def jam(self, now: float) -> None:
+        with self._lock:
+            self._report(self.model.jam(), now)
+
+    def press_button(self, now: float, button: Button = Button.DEALER) -> None:
+        with self._lock:
+            self.button_presses += 1
+            self.link.send(ButtonPressed(button, self.model.counter), now)
+
+    # -- views -----------------------------------------------------------------------------
+
+    @property
+    def is_up(self) -> bool:
+        with self._lock:
+            return self.link.is_up
+
+    def unacked_cards(self) -> int:
+        """Card messages the host has not acknowledged yet (queued or in flight)."""
+        with self._lock:
+            return sum(
+                isinstance(m, CardDrawn | CardMisread) for m in self.link.pending_messages()
+            )
+
+    def status(self, now: float) -> StatusReport:
+        with self._lock:
+            model = self.model
+            return StatusReport(
+                exit_locked=model.exit_locked,
+                lid_open=model.lid_open,
+                loaded=not model.is_empty,
+                counter=model.counter,
+                indicators=Indicator(model.indicators),
+                clock_unix_ms=self._clock_ms(now),
+                unacked_cards=min(self.unacked_cards(), 0xFFFF),
+                fault=FaultCode.JAM if model.jammed else FaultCode.NONE,
+            )
+
+    def all_cards_acknowledged(self) -> bool:
+        """Every card is out and the host acknowledged every message: the shoe is done."""
+        with self._lock:
+            return self.model.is_empty and self.link.unacked_count == 0
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _new_link(self) -> Link:
+        return Link(Role.SHOE, self.link_config, self._rng.getrandbits(32), self.identity)
+
+    def _table_view(self) -> TableView:
+        model = self.model
+        return TableView(
+            exit_locked=model.exit_locked,
+            counter=model.counter,
+            is_empty=model.is_empty,
+            card_in_flight=self.unacked_cards() > 0,
+            confirm_requested=confirm_requested(model.indicators, model.exit_locked),
+        )
+
+    def _apply(self, action: DealerAction, now: float) -> None:
+        match action:
+            case DealerAction.PULL:
+                self.pull(now)
+            case DealerAction.FORCED_PULL:
+                self.pull(now, forced=True)
+            case DealerAction.PRESS_BUTTON:
+                self.press_button(now)
+            case DealerAction.OPEN_LID:
+                self.open_lid(now)
+            case DealerAction.CLOSE_LID:
+                self.close_lid(now)
+
+    def _on_link_event(self, event: LinkEvent) -> None:
+        self.link_events.append(event)
+        if isinstance(event, LinkLost):
+            if not self.model.exit_locked:
+                log.warning("host lost (%s): exit locked", event.reason)
+            self.model.set_exit_locked(True)
+        elif isinstance(event, PeerRestarted):
+            log.info("host restarted: exit locked, %d messages carried over", event.carried_over)
+            self.model.set_exit_locked(True)
+        elif isinstance(event, LinkUp):
+            log.info("host connected (session %08x, resumed=%s)", event.peer_session, event.resumed)
+
+    def _handle_command(self, message: Message, now: float) -> None:
+        match message:
+            case SetExitLock(locked=locked):
+                self.model.set_exit_locked(locked)
+            case SetIndicators(lights=lights, beep_ms=beep_ms):
+                self.model.set_indicators(int(lights))
+                if beep_ms:
+                    self.beeps.append(beep_ms)
+            case StatusRequest():
+                self.link.send(self.status(now), now)
+            case SetClock(unix_ms=unix_ms):
+                self._clock_set = (unix_ms, now)
+            case Reset(kind=kind):
+                self._reset(kind, now)
+            case ErrorReport(code=code, detail=detail):
+                log.warning("host reported an error: %s %s", code.name, detail)
+            case _:
+                detail = f"a shoe does not accept {type(message).__name__}"
+                self.link.send(ErrorReport(ErrorCode.UNSUPPORTED_COMMAND, detail), now)
+
+    def _reset(self, kind: ResetKind, now: float) -> None:
+        if kind is ResetKind.CLEAR_FAULTS:
+            self.model.clear_jam()
+        elif kind is ResetKind.NEW_SHOE:
+            self._reloads += 1
+            cards = self._next_shoe(self._reloads) if self._next_shoe else self._first_cards
+            self._report(self.model.load(cards, cut_card=self._cut_card), now)
+        elif kind is ResetKind.REBOOT:
+            # The firmware restarts with a new session id. Card and state messages not yet
+            # acknowledged survive (a real shoe keeps them in non-volatile memory).
+            kept = [m for m in self.link.pending_messages() if m.CARRY_OVER]
+            self.reboots += 1
+            self.model.set_exit_locked(True)
+            self.model.set_indicators(0)
+            self.link = self._new_link()
+            for message in kept:
+                self.link.send(message, now)
+
+    def _report(self, outputs: list[ShoeOutput], now: float) -> None:
+        for output in outputs:
+            self.link.send(_to_message(output), now)
+
+    def _clock_ms(self, now: float) -> int:
+        if self._clock_set is None:
+            return 0
+        unix_ms, at = self._clock_set
+        return max(0, unix_ms + round((now - at) * 1000))
+
+
+def _to_message(output: ShoeOutput) -> Message:
+    match output:
+        case CardOut(counter=counter, card=card, misread=True, while_locked=locked):
+            return CardMisread(counter, Sensor.OPTICAL_PRIMARY, MisreadReason.LOW_CONFIDENCE, locked)
+        case CardOut(counter=counter, card=card, while_locked=locked):
+            rank, suit = card.wire
+            return CardDrawn(counter, rank, suit, Sensor.OPTICAL_PRIMARY, READ_CONFIDENCE, locked)
+        case StateNotice(notice=notice, counter=counter):
+            return ShoeStateChanged(ShoeEvent[notice.name], counter)
+        case JamNotice(cleared=False, counter=counter):
+            return DeviceFault(FaultCode.JAM, f"card jammed at the exit after card {counter}")
+    raise ValueError(f"no message for {output!r}")  # JamNotice(cleared=True): status only
+
+
+# -- I/O drivers -------------------------------------------------------------------------------
+
+MAX_WAIT = 0.05
+"""Longest the I/O loop blocks in one read, so a stop request is seen quickly."""
+
+
+def run_shoe(
+    shoe: SimulatedShoe,
+    transport: Transport,
+    stop: threading.Event,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    until: Callable[[], bool] | None = None,
+) -> None:
+    """Drive ``shoe`` over ``transport`` until ``stop`` is set (or ``until()`` holds).
+
+    Returns normally when stopped; any other failure (including a :class:`TransportError`
+    while not stopping) propagates to the caller.
+    """
+    try:
+        while not stop.is_set():
+            now = clock()
+            shoe.step(now)
+            out = shoe.data_to_send(now)
+            if out:
+                transport.write(out)
+            if until is not None and until():
+                return
+            deadline = shoe.next_deadline()
+            wait = MAX_WAIT if deadline is None else min(MAX_WAIT, max(0.0, deadline - clock()))
+            data = transport.read(4096, wait)
+            if data:
+                shoe.receive(data, clock())
+    except TransportError:
+        if stop.is_set():
+            return  # the transport was closed to stop us
+        raise
+
+
+class ShoeRunner:
+    """Runs :func:`run_shoe` in a thread; an exception in it reaches the owner.
+
+    ``close()`` (or leaving the ``with`` block) stops the thread, closes the transport if
+    ``close_transport`` and re-raises whatever ended the thread abnormally; :meth:`check`
+    re-raises it earlier, for an owner that polls.
+    """
+
+    def __init__(
+        self,
+        shoe: SimulatedShoe,
+        transport: Transport,
+        *,
+        close_transport: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.shoe = shoe
+        self.transport = transport
+        self._close_transport = close_transport
+        self._clock = clock
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="software-shoe", daemon=True)
+
+    def start(self) -> ShoeRunner:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            run_shoe(self.shoe, self.transport, self._stop, clock=self._clock)
+        except BaseException as exc:  # handed to the owner in check()/close()
+            self._error = exc
+            log.error("software shoe stopped: %s", exc)
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread.is_alive()
+
+    def check(self) -> None:
+        if self._error is not None:
+            raise ShoeError(f"software shoe failed: {self._error}") from self._error
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
+        if self._close_transport:
+            self.transport.close()  # also ends a read blocked in the transport
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
+        self.check()
+        if self._thread.is_alive():
+            raise ShoeError("software shoe thread did not stop within 4 s")
+
+    def __enter__(self) -> ShoeRunner:
+        if not self._thread.is_alive() and not self._stop.is_set():
+            self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,129 @@
+"""Reconnection cases beyond the generic break/restore: a restarted TCP peer, a USB shoe that
+is absent at start, and errors that must not be swallowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from shoe_controller.errors import ConfigError, TransportError
+from shoe_controller.transports import transport_for_url
+from shoe_controller.transports.base import (
+    ReconnectingTransport,
+    TransportEvent,
+    TransportEventKind,
+)
+from shoe_controller.transports.serial_port import SerialTransport
+from shoe_controller.transports.tcp import TcpServerTransport
+from shoe_controller.transports.usb import UsbTransport
+from simulators.usb_backend import VirtualUsbBackend, VirtualUsbDevice
+
+from .helpers import read_exactly, wait_until
+
+
+def test_socket_url_reports_a_closed_peer_as_transport_error() -> None:
+    with TcpServerTransport() as server:
+        host = SerialTransport(server.url)
+        with host:
+            assert server.wait_for_client(5)
+            server.drop_client()
+            with pytest.raises(TransportError):
+                read_exactly(host, 1, timeout=5)
+            assert not host.is_open
+
+
+def test_reconnects_to_a_restarted_tcp_peer_on_the_same_port() -> None:
+    first = TcpServerTransport()
+    first.open()
+    url, (_, port) = first.url, first.address
+    events: list[TransportEvent] = []
+    link = ReconnectingTransport(
+        lambda: SerialTransport(url), events.append, backoff_initial=0.02, backoff_max=0.1
+    )
+    with link:
+        assert first.wait_for_client(5)
+        first.write(b"one")
+        assert read_exactly(link, 3) == b"one"
+
+        first.close()  # the simulator process dies
+        wait_until(lambda: link.read(10, 0.05) == b"" and not link.is_connected, what="loss")
+        wait_until(
+            lambda: TransportEventKind.RETRY_FAILED in [e.kind for e in events], what="retry"
+        )
+
+        with TcpServerTransport("127.0.0.1", port) as second:  # ... and is started again
+            wait_until(lambda: (link.read(10, 0.05), link.is_connected)[1], what="reconnection")
+            assert second.wait_for_client(5)
+            second.write(b"two")
+            assert read_exactly(link, 3) == b"two"
+            link.write(b"ack")
+            assert read_exactly(second, 3) == b"ack"
+    kinds = [e.kind for e in events]
+    assert kinds[0] is TransportEventKind.LOST and kinds[-1] is TransportEventKind.RECONNECTED
+    assert "retry_failed" in {k.value for k in kinds}
+
+
+def test_usb_shoe_plugged_in_after_start_is_picked_up() -> None:
+    gadget = VirtualUsbDevice()
+    bus = VirtualUsbBackend(gadget)
+    gadget.unplug()
+    events: list[TransportEvent] = []
+    link = ReconnectingTransport(
+        lambda: UsbTransport(backend=bus), events.append, backoff_initial=0.01, backoff_max=0.05
+    )
+    with link:  # does not raise: the shoe may be plugged in later
+        assert not link.is_connected
+        assert events[0].kind is TransportEventKind.LOST and "not found" in events[0].reason
+        gadget.replug()
+        wait_until(lambda: (link.read(10, 0.02), link.is_connected)[1], what="connection")
+        gadget.device_side.write(b"card")
+        assert read_exactly(link, 4) == b"card"
+
+
+def test_usb_unplug_during_blocked_read_and_replug() -> None:
+    gadget = VirtualUsbDevice()
+    bus = VirtualUsbBackend(gadget)
+    events: list[TransportEvent] = []
+    link = ReconnectingTransport(
+        lambda: UsbTransport(backend=bus), events.append, backoff_initial=0.01, backoff_max=0.05
+    )
+    with link:
+        gadget.unplug()
+        assert link.read(10, 0.3) == b""
+        assert [e.kind for e in events][0] is TransportEventKind.LOST
+        assert "No such device" in events[0].reason
+        gadget.replug()
+        wait_until(lambda: (link.read(10, 0.02), link.is_connected)[1], what="reconnection")
+        link.write(b"hello")
+        assert read_exactly(gadget.device_side, 5) == b"hello"
+
+
+def test_configuration_errors_are_not_retried_forever() -> None:
+    link = ReconnectingTransport(lambda: transport_for_url("nosuchproto://x"))
+    with pytest.raises(ConfigError):
+        link.open()
+
+
+def test_an_exception_in_on_event_reaches_the_reader() -> None:
+    gadget = VirtualUsbDevice()
+    bus = VirtualUsbBackend(gadget)
+
+    def on_event(event: TransportEvent) -> None:
+        raise RuntimeError(f"owner saw {event.kind.value}")
+
+    link = ReconnectingTransport(lambda: UsbTransport(backend=bus), on_event)
+    with link:
+        gadget.unplug()
+        with pytest.raises(RuntimeError, match="owner saw lost"):
+            link.read(10, 1.0)
+
+
+def test_closed_reconnecting_transport_refuses_io() -> None:
+    gadget = VirtualUsbDevice()
+    link = ReconnectingTransport(lambda: UsbTransport(backend=VirtualUsbBackend(gadget)))
+    link.open()
+    link.close()
+    link.close()
+    with pytest.raises(TransportError):
+        link.read(1, 0)
+    with pytest.raises(TransportError):
+        link.write(b"x")
