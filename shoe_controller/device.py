@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Self
 
 from firmware_protocol.link import Link, LinkConfig, LinkEvent, Role
 from firmware_protocol.messages import (
@@ -205,7 +206,7 @@ class ShoeConnection:
         if self._thread.is_alive():
             self._thread.join(timeout=2)
 
-    def __enter__(self) -> ShoeConnection:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -241,7 +242,7 @@ class ShoeConnection:
                         self._outstanding += len(delivered)
                         for message in delivered:
                             self._items.put(message)
-        except BaseException as exc:  # handed to the owner by get()/send()
+        except BaseException as exc:  # noqa: BLE001 - handed to the owner by get()/send()
             if not (isinstance(exc, TransportError) and self._closing.is_set()):
                 self._error = exc
                 log.error("shoe connection I/O failed: %s", exc)

@@ -68,11 +68,12 @@ def collect_cards(
             seen.append(item)
         if isinstance(item, LinkUp):
             conn.send(SetExitLock(False))
-        elif isinstance(item, CardDrawn | CardMisread):
-            if card_filter is None or card_filter.accept(item):
-                cards.append(item)
-                if on_card(len(cards)):
-                    break
+        elif isinstance(item, CardDrawn | CardMisread) and (
+            card_filter is None or card_filter.accept(item)
+        ):
+            cards.append(item)
+            if on_card(len(cards)):
+                break
     return cards
 
 

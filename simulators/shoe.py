@@ -26,8 +26,17 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Self
 
-from firmware_protocol.link import Link, LinkConfig, LinkEvent, LinkLost, LinkUp, PeerRestarted, Role
+from firmware_protocol.link import (
+    Link,
+    LinkConfig,
+    LinkEvent,
+    LinkLost,
+    LinkUp,
+    PeerRestarted,
+    Role,
+)
 from firmware_protocol.messages import (
     Button,
     ButtonPressed,
@@ -58,7 +67,7 @@ from shoe_controller.cards import Card
 from shoe_controller.errors import ShoeError, TransportError
 from shoe_controller.transports.base import Transport
 from simulators.dealer import DealerAction, TableView, VirtualDealer
-from simulators.shoe_model import CardOut, JamNotice, ShoeModel, ShoeOutput, StateNotice
+from simulators.shoe_model import CardOut, JamNotice, Notice, ShoeModel, ShoeOutput, StateNotice
 
 __all__ = [
     "CONFIRM_LIGHTS",
@@ -73,20 +82,16 @@ __all__ = [
 
 log = logging.getLogger("shoe.sim")
 
-RESULT_LIGHTS = Indicator.PLAYER | Indicator.BANKER | Indicator.TIE
-CONFIRM_LIGHTS = Indicator.STOP
-"""With a result light (PLAYER, BANKER or TIE), asks the dealer to confirm the result."""
+CONFIRM_LIGHTS = Indicator.RESULT
+"""The host shows a round's result and asks the dealer to confirm it with the button."""
 READ_CONFIDENCE = 99
 """Confidence (%) the simulated scanner reports for every card it reads."""
 
 
 def confirm_requested(lights: int, exit_locked: bool) -> bool:
-    """The dealer-button heuristic: the host shows a round's result and asks for confirmation.
-
-    The protocol has no dedicated "confirm" light, so the convention is: exit locked, STOP lit
-    and at least one of PLAYER, BANKER, TIE lit (the result) means "press the button to confirm".
-    """
-    return exit_locked and bool(lights & CONFIRM_LIGHTS) and bool(lights & RESULT_LIGHTS)
+    """The dealer-button signal: the host shows a round's result and asks for confirmation
+    (the RESULT light, SPEC.md), with the exit locked."""
+    return exit_locked and bool(lights & Indicator.RESULT)
 
 
 def simulator_identity(serial_number: str = "SIM-0001") -> DeviceIdentity:
@@ -111,10 +116,13 @@ class SimulatedShoe:
         identity: DeviceIdentity | None = None,
         next_shoe: Callable[[int], Sequence[Card]] | None = None,
         rng: random.Random | None = None,
+        announce_loaded: bool = False,
     ) -> None:
         """``next_shoe(n)`` gives the cards for the ``n``-th reload (Reset NEW_SHOE; n from 1);
         without it the same cards are loaded again. ``rng`` picks session ids (seed it for
-        reproducible runs)."""
+        reproducible runs). ``announce_loaded``: report SHOE_LOADED for the cards it powers up
+        with, as a real shoe does when the dealer closes the lid on a fresh shoe (the table
+        starts its shoe on that event); the link delivers it once a host connects."""
         self.model = model
         self.dealer = dealer
         self.identity = identity if identity is not None else simulator_identity()
@@ -134,6 +142,8 @@ class SimulatedShoe:
         self.reboots = 0
         self._clock_set: tuple[int, float] | None = None
         self._last_now = 0.0
+        if announce_loaded:
+            self._report([StateNotice(Notice.SHOE_LOADED, 0)], 0.0)
 
     # -- the sans-I/O surface --------------------------------------------------------------
 
@@ -221,9 +231,9 @@ class SimulatedShoe:
             )
 
     def all_cards_acknowledged(self) -> bool:
-        """Every card is out and the host acknowledged every message: the shoe is done."""
+        """Every card is out and the host acknowledged every card message."""
         with self._lock:
-            return self.model.is_empty and self.link.unacked_count == 0
+            return self.model.is_empty and self.unacked_cards() == 0
 
     # -- internals -------------------------------------------------------------------------
 
@@ -399,7 +409,7 @@ class ShoeRunner:
     def _run(self) -> None:
         try:
             run_shoe(self.shoe, self.transport, self._stop, clock=self._clock)
-        except BaseException as exc:  # handed to the owner in check()/close()
+        except BaseException as exc:  # noqa: BLE001 - handed to the owner by check()/close()
             self._error = exc
             log.error("software shoe stopped: %s", exc)
 
@@ -426,7 +436,7 @@ class ShoeRunner:
         if self._thread.is_alive():
             raise ShoeError("software shoe thread did not stop within 4 s")
 
-    def __enter__(self) -> ShoeRunner:
+    def __enter__(self) -> Self:
         if not self._thread.is_alive() and not self._stop.is_set():
             self.start()
         return self

@@ -130,10 +130,9 @@ class ShoeModel:
             return [StateNotice(Notice.PULL_REFUSED, self.counter)]
         outputs: list[ShoeOutput] = []
         index = self.counter
-        if self.cut_card_index is not None and index == self.cut_card_index:
-            if not self._cut_card_reported:
-                self._cut_card_reported = True
-                outputs.append(StateNotice(Notice.CUT_CARD_REACHED, self.counter))
+        if index == self.cut_card_index and not self._cut_card_reported:
+            self._cut_card_reported = True
+            outputs.append(StateNotice(Notice.CUT_CARD_REACHED, self.counter))
         misread = self._misread_rate > 0 and self._misread_rng.random() < self._misread_rate
         card_out = CardOut(index + 1, self.cards[index], misread, self.exit_locked)
         self.drawn.append(card_out)

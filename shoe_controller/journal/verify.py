@@ -243,21 +243,27 @@ def _find_payload_swaps(unmatched: list[_Row], key: bytes | None) -> None:
 
 
 def _mark_cycles(rows: list[_Row]) -> None:
-    """Moved rows that form a permutation among themselves were reordered, not renumbered."""
+    """Moved rows that form a permutation among themselves were reordered, not renumbered.
+
+    Each row is walked at most once (a renumbered run is one long path, not a cycle).
+    """
     at = {row.seq: row for row in rows if isinstance(row.seq, int)}
+    walked: set[int] = set()
     for start in rows:
-        if not start.moved or start.cycle:
+        if not start.moved or id(start) in walked:
             continue
-        path = [start]
-        current = at.get(start.place)
-        while current is not None and current.moved and current is not start:
-            if current in path:
-                break
+        path: list[_Row] = []
+        on_path: set[int] = set()
+        current: _Row | None = start
+        while current is not None and current.moved and id(current) not in walked:
+            walked.add(id(current))
+            on_path.add(id(current))
             path.append(current)
             current = at.get(current.place)
-        if current is start:
-            seqs = tuple(r.seq for r in path)
-            for row in path:
+        if current is not None and id(current) in on_path:
+            cycle = path[path.index(current) :]
+            seqs = tuple(r.seq for r in cycle)
+            for row in cycle:
                 row.cycle = seqs
 
 
@@ -279,6 +285,7 @@ def _chain_problems(rows: list[_Row], key: bytes | None) -> list[Problem]:
                 )
             )
     integral.sort(key=lambda r: (r.place, r.seq))
+    last_moved = max((r.place for r in integral if r.moved), default=0)
     for _place, group_iter in itertools.groupby(integral, key=lambda r: r.place):
         group = sorted(
             group_iter,
@@ -287,7 +294,7 @@ def _chain_problems(rows: list[_Row], key: bytes | None) -> list[Problem]:
         )
         kept.append(group[0])
         if len(group) > 1:
-            renumbered = any(r.moved for r in integral if r.place > group[0].place)
+            renumbered = last_moved > group[0].place
             note = "; the records after it were renumbered" if renumbered else ""
         for intruder in group[1:]:
             genuine = group[0]

@@ -252,6 +252,10 @@ class TableController:
         actor = item.supervisor if isinstance(item, SupervisorAction) else None
         self.journal.append(item.KIND, item.to_data(), actor=actor)
         events = self.table.handle(item)
+        # Lock the exit (if no card is due now) before the shoe learns its card arrived: the
+        # lock then leaves with the acknowledgement, so a dealer waiting on the acknowledgement
+        # cannot pull a card that is not due.
+        self._sync_device()
         self.connection.commit()  # only now may the shoe learn that its message arrived
         for event in events:
             if event["type"] == "shoe_finished":

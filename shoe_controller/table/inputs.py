@@ -9,7 +9,7 @@ part of the journal format (``docs/journal.md``): add fields with defaults, neve
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from shoe_controller.cards import Card
@@ -20,10 +20,11 @@ class TableInput:
     KIND: ClassVar[str] = ""
 
     def to_data(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key, value in data.items():
-            if isinstance(value, Card):
-                data[key] = value.code
+        """The journal record's body: plain JSON values, cards as codes."""
+        data: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            data[item.name] = value.code if isinstance(value, Card) else value
         return data
 
 
@@ -152,6 +153,11 @@ def input_from_record(kind: str, data: Mapping[str, Any]) -> TableInput:
         if key not in known:
             raise ValueError(f"journal record kind {kind!r} has unknown field {key!r}")
         if key == "card" and value is not None:
+            if not isinstance(value, str):
+                raise ValueError(f"journal record kind {kind!r}: card must be a code, got {value!r}")
             value = Card.from_code(value)
         values[key] = value
-    return cls(**values)
+    try:
+        return cls(**values)
+    except TypeError as exc:  # a required field is missing
+        raise ValueError(f"journal record kind {kind!r}: {exc}") from None

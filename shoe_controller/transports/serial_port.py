@@ -137,6 +137,7 @@ class SerialTransport(Transport):
             if _is_url_syntax_error(exc):
                 raise ConfigError(f"serial port {self._url!r}: {exc}") from exc
             raise TransportError(f"{self._url}: cannot open: {exc}") from exc
+        _disable_nagle(port)
         self._port = port
         self._closed = False
 
@@ -223,3 +224,17 @@ class SerialTransport(Transport):
         except (OSError, ValueError):
             # The fd was closed under us by close(): the next read reports it.
             pass
+
+
+def _disable_nagle(port: object) -> None:
+    """Send small frames at once on ``socket://``: pyserial leaves Nagle's algorithm on, which
+    holds a lone frame back until the previous one is acknowledged (tens of ms per card)."""
+    sock = getattr(port, "_socket", None)
+    if sock is None:
+        return
+    import socket
+
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:  # not TCP (or already closed): nothing to tune
+        pass

@@ -124,10 +124,11 @@ def deal_whole_shoe(
         rig.seen.append(item)
         if isinstance(item, LinkUp):
             rig.conn.send(SetExitLock(False))
-        elif isinstance(item, CardDrawn | CardMisread):
-            if card_filter is None or card_filter.accept(item):
-                cards.append(item)
-                on_card(len(cards))
+        elif isinstance(item, CardDrawn | CardMisread) and (
+            card_filter is None or card_filter.accept(item)
+        ):
+            cards.append(item)
+            on_card(len(cards))
     return cards
 
 

@@ -95,7 +95,7 @@ def test_indicators_clock_and_status(kind: str) -> None:
 def test_dealer_confirms_a_shown_result_with_the_button(kind: str) -> None:
     with shoe_rig(kind, EIGHT_DECKS, dealer=VirtualDealer(button_delay=0.05)) as rig:
         rig.conn.wait_until_up(5)
-        rig.conn.send(SetIndicators(Indicator.PLAYER | Indicator.STOP))
+        rig.conn.send(SetIndicators(Indicator.PLAYER | Indicator.RESULT))
         assert rig.next(ButtonPressed) == ButtonPressed(Button.DEALER, 0)
 
 

@@ -179,11 +179,11 @@ def test_host_restart_gets_unacked_cards_in_the_new_session_and_exit_locks() -> 
 
 
 def test_button_pressed_when_the_result_is_shown() -> None:
-    assert confirm_requested(Indicator.PLAYER | Indicator.STOP, True)
-    assert not confirm_requested(Indicator.STOP, True)
-    assert not confirm_requested(Indicator.PLAYER | Indicator.STOP, False)
+    assert confirm_requested(Indicator.PLAYER | Indicator.RESULT, True)
+    assert not confirm_requested(Indicator.PLAYER | Indicator.STOP, True)
+    assert not confirm_requested(Indicator.RESULT, False)
     bench = make(dealer=VirtualDealer(button_delay=0.1))
-    bench.command(SetIndicators(Indicator.TIE | Indicator.STOP))
+    bench.command(SetIndicators(Indicator.TIE | Indicator.RESULT))
     bench.run_until(lambda: any(isinstance(m, ButtonPressed) for m in bench.got))
     assert [m for m in bench.got if isinstance(m, ButtonPressed)] == [
         ButtonPressed(Button.DEALER, 0)
