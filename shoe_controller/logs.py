@@ -98,4 +98,7 @@ def setup_logging(json_lines: bool, level: str, stream: TextIO | None = None) ->
         old.close()
     root.addHandler(handler)
     root.setLevel(numeric)
+    # ``transitions`` logs every callback at INFO: thousands of lines a shoe. Its warnings
+    # still come through; at debug level everything does.
+    logging.getLogger("transitions").setLevel(max(numeric, logging.WARNING))
     return handler

@@ -68,6 +68,7 @@ class DealerAction(enum.Enum):
     PRESS_BUTTON = "press-button"
     OPEN_LID = "open-lid"
     CLOSE_LID = "close-lid"
+    LOAD_SHOE = "load-shoe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,8 @@ class TableView:
     is_empty: bool
     card_in_flight: bool
     confirm_requested: bool
+    #: The host lit SHUFFLE: it wants a freshly shuffled shoe.
+    shuffle_requested: bool = False
 
 
 def parse_mistakes(text: str) -> list[PlannedMistake]:
@@ -134,6 +137,7 @@ class VirtualDealer:
         actions += self._watch_lid(now)
         actions += self._make_mistakes(now, view)  # before the button: an early pull follows
         actions += self._watch_button(now, view)  # a press, it never comes in the same step
+        actions += self._watch_shuffle(view)
         if self.auto_pull:
             actions += self._pull(now, view)
         return actions
@@ -174,6 +178,12 @@ class VirtualDealer:
             for planned in self._confirmed_since:
                 self._confirmed_since[planned] = True
             return [DealerAction.PRESS_BUTTON]
+        return []
+
+    def _watch_shuffle(self, view: TableView) -> list[DealerAction]:
+        # A shoe nobody has drawn from yet is already fresh: only a used shoe is replaced.
+        if view.shuffle_requested and view.exit_locked and view.counter > 0:
+            return [DealerAction.LOAD_SHOE]
         return []
 
     def _watch_lid(self, now: float) -> list[DealerAction]:

@@ -248,6 +248,7 @@ class SimulatedShoe:
             is_empty=model.is_empty,
             card_in_flight=self.unacked_cards() > 0,
             confirm_requested=confirm_requested(model.indicators, model.exit_locked),
+            shuffle_requested=bool(model.indicators & Indicator.SHUFFLE),
         )
 
     def _apply(self, action: DealerAction, now: float) -> None:
@@ -262,6 +263,8 @@ class SimulatedShoe:
                 self.open_lid(now)
             case DealerAction.CLOSE_LID:
                 self.close_lid(now)
+            case DealerAction.LOAD_SHOE:
+                self._reset(ResetKind.NEW_SHOE, now)
 
     def _on_link_event(self, event: LinkEvent) -> None:
         self.link_events.append(event)

@@ -36,6 +36,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--durability", choices=["full", "normal"],
                         help="journal fsync policy (full: fsync every record; default)")
     parser.add_argument("--quiet", action="store_true", help="no prompts on stdout")
+    parser.add_argument("--console", action="store_true",
+                        help="accept supervisor commands on stdin (clear, void, enter, end)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             console = Console()
             controller.listeners.append(console)
+        if args.console:
+            import sys
+
+            from shoe_controller.display.supervisor_console import SupervisorConsole
+
+            SupervisorConsole(controller, sys.stdin).start()
         log.info("table running", extra={"device": config.device, "profile": config.profile,
                                           "journal": str(config.journal)})
         controller.run(stop.is_set, shoes=config.shoes)

@@ -149,7 +149,11 @@ class Journal:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._conn = connect_readonly(self.path) if readonly else self._open_writable()
-        self.meta = read_meta(self._conn, self.path)
+        try:
+            self.meta = read_meta(self._conn, self.path)
+        except JournalError:
+            self.close()
+            raise
         self._check_key()
 
     # -- opening -------------------------------------------------------------------------
@@ -160,10 +164,18 @@ class Journal:
             conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
             )
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{self.path}: not a journal ({exc})") from exc
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot open: {exc}") from exc
         try:
+            # Check what the file is before changing anything (WAL mode is written to the
+            # file header): someone else's database must be refused untouched.
+            try:
+                existing = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            except sqlite3.DatabaseError as exc:
+                raise JournalError(f"{self.path}: not a journal ({exc})") from exc
+            if existing:
+                read_meta(conn, self.path)
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise JournalError(f"{self.path}: cannot use WAL mode here (got {mode!r})")
             conn.execute(f"PRAGMA synchronous={DURABILITY_PRAGMA[self.durability]}")
@@ -175,6 +187,9 @@ class Journal:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+        except sqlite3.Error as exc:
+            conn.close()
+            raise JournalError(f"{self.path}: cannot open the journal: {exc}") from exc
         except BaseException:
             conn.close()
             raise

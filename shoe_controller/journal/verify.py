@@ -39,7 +39,7 @@ from shoe_controller.journal.store import (
 ProblemKind = Literal["edited", "deleted", "inserted", "reordered", "broken-chain", "meta"]
 
 _SHIFT_WINDOW = 8  # renumbering by up to this many places is recognised without the chain
-_PAIR_LIMIT = 200  # unmatched rows beyond this are not searched pairwise for swaps
+_PAIR_LIMIT = 100  # unmatched rows beyond this are not searched pairwise for swaps
 _PAYLOAD_FIELDS = ("wall_time", "kind", "actor", "data_json")
 
 
@@ -92,6 +92,7 @@ class _Row:
     prev_hash: Any
     hash: Any
     true_seq: int | None = None  # the seq under which its hash matches its content
+    inferred_place: int | None = None  # for an edited row: where its neighbours put it
     swapped_with: int | None = None
     cycle: tuple[int, ...] = field(default=())
 
@@ -107,7 +108,9 @@ class _Row:
     @property
     def place(self) -> int:
         """Where this row belongs in the chain as written."""
-        return self.true_seq if self.true_seq is not None else int(self.seq)
+        if self.true_seq is not None:
+            return self.true_seq
+        return self.inferred_place if self.inferred_place is not None else int(self.seq)
 
 
 def verify_journal(path: str | Path, *, key: bytes | None = None) -> VerifyReport:
@@ -209,6 +212,8 @@ def _find_true_seqs(rows: list[_Row], key: bytes | None) -> None:
                 row.true_seq = candidate
                 shift = row.seq - candidate
                 break
+        else:
+            row.inferred_place = row.seq - shift  # an edited row inside a renumbered run
     displaced = [r for r in rows if isinstance(r.seq, int) and r.true_seq != r.seq]
     if len(displaced) <= _PAIR_LIMIT:  # whole rows swapped too far apart for the window
         for row in (r for r in displaced if r.true_seq is None):
@@ -217,6 +222,11 @@ def _find_true_seqs(rows: list[_Row], key: bytes | None) -> None:
                     row.true_seq = other.seq
                     break
     _find_payload_swaps([r for r in rows if r.true_seq is None], key)
+    linked_from = {row.prev_hash: row for row in rows}
+    for row in rows:
+        following = linked_from.get(row.hash)
+        if row.true_seq is None and following is not None and following.true_seq is not None:
+            row.inferred_place = following.true_seq - 1  # the next record still links to it
 
 
 def _find_payload_swaps(unmatched: list[_Row], key: bytes | None) -> None:

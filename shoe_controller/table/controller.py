@@ -59,6 +59,7 @@ LIGHTS = {
     "stop": wire.Indicator.STOP,
     "error": wire.Indicator.ERROR,
     "confirm": wire.Indicator.RESULT,
+    "shuffle": wire.Indicator.SHUFFLE,
 }
 
 SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe")

@@ -432,6 +432,9 @@ class Table:
             prompt, level = first.kind.prompt, Level.ERROR
             detail = first.kind.remedy + (f" ({first.detail})" if first.detail else "")
             lights = ("stop",)
+        elif not self.link_up and self.state != "no_shoe":
+            prompt, level, lights = "Shoe offline: check its cable", Level.ERROR, ()
+            detail = "The exit stays locked until the shoe is back"
         elif self.lid_open and due is not None:
             prompt, level, lights = "Close the shoe lid", Level.ERROR, ("stop",)
         elif due is not None:
@@ -447,9 +450,10 @@ class Table:
         elif self.state.endswith("betting_open"):
             prompt, level = "Place your bets", Level.WAIT
         elif self.state == "no_shoe":
-            prompt, level = "Load a shuffled shoe", Level.WAIT
+            prompt, level, lights = "Load a shuffled shoe", Level.WAIT, ("shuffle",)
         elif self.state == "shoe_finished":
-            prompt, level = "Shoe finished", Level.RESULT
+            prompt, level, lights = "Shoe finished", Level.RESULT, ("shuffle",)
+            detail = detail or "Shuffle and load the next shoe"
         else:
             prompt, level = "Waiting for betting to open", Level.WAIT
         if self.cut_card_seen and self.state.startswith("cut_card_out") and level is not Level.ERROR:

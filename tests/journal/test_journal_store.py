@@ -112,8 +112,10 @@ def test_other_files_are_refused(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE t (x)")
+    before = other.read_bytes()
     with pytest.raises(JournalError, match="not a shoe journal"):
         Journal(other)
+    assert other.read_bytes() == before  # refused untouched (not even switched to WAL)
     with pytest.raises(JournalError, match="no such journal file"):
         verify_journal(tmp_path / "missing.db")
 

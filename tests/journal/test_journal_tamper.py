@@ -198,6 +198,14 @@ def test_recomputed_hash_breaks_the_chain_at_the_next_record(journal12: Path) ->
     assert "does not link to record 6" in problems[0].message
 
 
+def test_edit_after_a_renumbering_is_still_an_edit(journal12: Path) -> None:
+    with raw_sql(journal12) as db:
+        db.execute("DELETE FROM records WHERE seq = 3")
+        renumber(db, after=3, by=-1)
+        db.execute("UPDATE records SET data = '{}' WHERE seq IN (6, 11)")  # 11: the last one
+    assert named(journal12) == {(3, "deleted"), (6, "edited"), (11, "edited")}
+
+
 def test_all_problems_are_reported_in_order(journal12: Path) -> None:
     edit_data(journal12, 3)
     delete(journal12, 8)
