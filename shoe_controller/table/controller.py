@@ -287,7 +287,7 @@ class TableController:
             if now >= self._betting_closes_at:
                 self._betting_closes_at = None
                 self._apply(BettingCommand("close", "timer"))
-        elif table.view().due is None and table._waiting_for_round():
+        elif table.view().due is None and table.waiting_for_round():
             self._apply(BettingCommand("open", "timer"))
             if self.betting_seconds == 0:
                 self._apply(BettingCommand("close", "timer"))
@@ -304,9 +304,7 @@ class TableController:
         for name in view.lights:
             lights |= LIGHTS.get(name, wire.Indicator(0))
         if view.state.endswith("result_shown") and view.alarm == "ok":
-            outcome = self.table.game.result().get("outcome") if hasattr(
-                self.table.game, "result") else None
-            lights |= LIGHTS.get(str(outcome), wire.Indicator(0))
+            lights |= LIGHTS.get(str(self.table.game.result().get("outcome")), wire.Indicator(0))
         if lights != self._sent_lights:
             self.connection.send(wire.SetIndicators(lights=lights, beep_ms=0))
             self._sent_lights = lights

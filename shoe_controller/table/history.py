@@ -62,27 +62,22 @@ def export_lines(path: str | Path) -> Iterator[dict[str, Any]]:
     ``shoe_end`` once the shoe finished.
     """
     replayed = replay_journal(path)
-    burned = 0
-    round_cards = 0
     rounds = 0
     for event in replayed.events:
         kind = event["type"]
         if kind == "shoe_loaded":
-            burned = round_cards = rounds = 0
+            rounds = 0
         elif kind == "burn":
-            burned = len(event["cards"])
             yield {"type": "burn", "cards": list(event["cards"])}
         elif kind == "round_result":
             rounds += 1
-            round_cards += len(event["player"]) + len(event["banker"])
-            yield {key: value for key, value in event.items() if key in _ROUND_KEYS} | {
-                "type": "round"
-            }
+            yield {"type": "round"} | {key: event[key] for key in _ROUND_KEYS[1:]}
         elif kind == "round_void":
             yield {"type": "round_void", "round": event["round"],
                    "supervisor": event.get("supervisor"), "reason": event.get("reason", "")}
         elif kind == "shoe_finished":
-            yield {"type": "shoe_end", "rounds": rounds, "cards_used": burned + round_cards}
+            # Every card drawn from the shoe: burn, rounds, voided rounds and cards set aside.
+            yield {"type": "shoe_end", "rounds": rounds, "cards_used": event["cards_used"]}
 
 
 _ROUND_KEYS = (

@@ -238,6 +238,7 @@ class Table:
         self.seen: Counter[Card] = Counter()
         self.notice = ""
         self.cut_card_seen = False
+        self.shoe_empty = False
         self.profile = ""
         self._events: list[dict[str, Any]] = []
 
@@ -274,13 +275,8 @@ class Table:
             self._stray(item.card, item.counter, Irregularity.CARD_WHILE_LOCKED)
             return
         due = self._due()
-        if due is None or self.alarm == "latched":
-            kind = (
-                Irregularity.CARD_DURING_BETTING
-                if self.state.endswith("betting_open")
-                else Irregularity.EXTRA_CARD
-            )
-            self._stray(item.card, item.counter, kind)
+        if due is None:
+            self._stray(item.card, item.counter, self._misplaced())
             return
         if self.seen[item.card] > self.game.copies_per_card:
             self.pending = _Pending(item.counter, Irregularity.TOO_MANY_COPIES, item.card)
@@ -304,13 +300,8 @@ class Table:
             self._stray(None, item.counter, Irregularity.CARD_WHILE_LOCKED, "unread card")
             return
         due = self._due()
-        if due is None or self.alarm == "latched":
-            kind = (
-                Irregularity.CARD_DURING_BETTING
-                if self.state.endswith("betting_open")
-                else Irregularity.EXTRA_CARD
-            )
-            self._stray(None, item.counter, kind, "unread card")
+        if due is None:
+            self._stray(None, item.counter, self._misplaced(), "unread card")
             return
         self.pending = _Pending(item.counter, Irregularity.MISREAD)
         self._latch(
@@ -343,8 +334,16 @@ class Table:
         elif event == "lid_closed":
             self.lid_open = False
         elif event == "shoe_empty":
+            self.shoe_empty = True
             if self._due() is not None:
                 self._latch(Irregularity.SHOE_EMPTY, "no cards left to finish the round")
+            elif self.state.endswith(("betting_open", "result_confirmed")) or self.state == "burn":
+                # Between rounds with nothing left to deal: the shoe is over (only possible
+                # without a cut card; with one the last round comes first).
+                if self.state.endswith("betting_open"):
+                    self._emit("round_void", round=self.round_number, supervisor=None,
+                               reason="shoe empty before the round's first card")
+                self._finish_shoe(early=True)
         elif event == "pull_refused":
             self.notice = "The exit is locked: no card is due"
         self._emit("shoe_event", event=event)
@@ -372,7 +371,7 @@ class Table:
         if item.action == "open":
             if self.alarm == "latched":
                 self.notice = "betting not opened: an error must be cleared first"
-            elif self._waiting_for_round():
+            elif self.waiting_for_round():
                 self._start_round()
             else:
                 self.notice = "open betting ignored: a round is in progress"
@@ -479,6 +478,12 @@ class Table:
         )
 
     # ------------------------------------------------------------------ internals
+    def _misplaced(self) -> Irregularity:
+        """Which irregularity a card is when none is due."""
+        if self.state.endswith("betting_open"):
+            return Irregularity.CARD_DURING_BETTING
+        return Irregularity.EXTRA_CARD
+
     def _due(self) -> Due | None:
         if self.pending is not None or self.alarm == "latched":
             return None
@@ -493,7 +498,8 @@ class Table:
             self.state.endswith(s) for s in ("betting_closed", "result_shown")
         ) or ".dealing." in self.state
 
-    def _waiting_for_round(self) -> bool:
+    def waiting_for_round(self) -> bool:
+        """Whether the table waits for betting to open (burn done, or last result confirmed)."""
         if self.state == "burn":
             return self.game.burn_due() is None
         return self.state.endswith("result_confirmed")
@@ -507,6 +513,7 @@ class Table:
         self.strays = []
         self.seen = Counter()
         self.cut_card_seen = False
+        self.shoe_empty = False
         self.pending = None
         self.game.new_shoe()
         self.load_shoe()
@@ -545,7 +552,7 @@ class Table:
             self.trigger(f"deal_{sub_state}")
 
     def _after_round(self) -> None:
-        if self.game.is_shoe_complete():
+        if self.game.is_shoe_complete() or self.shoe_empty:
             self._finish_shoe(early=False)
 
     def _finish_shoe(self, *, early: bool, supervisor: str | None = None) -> None:

@@ -9,9 +9,10 @@ so every wait is bounded and a failure names what was awaited and what the table
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,17 @@ from shoe_controller.device import ShoeConnection
 from shoe_controller.journal import Journal
 from shoe_controller.journal.records import Record
 from shoe_controller.table.controller import TableController
-from shoe_controller.table.history import export_lines, replay_journal
+from shoe_controller.games.baccarat.profile import load_profile
+from shoe_controller.games.baccarat.replay import replay_shoe
+from shoe_controller.games.registry import create_game
+from shoe_controller.table.history import export_lines
+from shoe_controller.table.inputs import input_from_record
+from shoe_controller.table.machine import Table
 from shoe_controller.table.runtime import running_table
 from shoe_controller.transports.memory import MemoryTransport, MemoryWire, memory_pair
 from simulators.dealer import PlannedMistake, VirtualDealer, parse_mistakes
 from simulators.shoe import ShoeRunner, SimulatedShoe
-from simulators.shoe_model import ShoeModel
+from simulators.shoe_model import CardOut, ShoeModel, ShoeOutput
 
 PROFILE = "punto-banco-1d"
 CUT_CARD = 14
@@ -55,6 +61,79 @@ def one_deck(seed: int) -> list[Card]:
     return new_shoe(1, seed)
 
 
+@dataclass(frozen=True)
+class ShoePlan:
+    """How ``shoe replay`` deals these cards: burn size and each round's card count, so a test
+    can plan a mistake at "the 2nd card of round 1" (a card number the shoe counts)."""
+
+    burn: int
+    rounds: tuple[int, ...]
+
+    def card(self, round_number: int, position: int) -> int:
+        """The shoe's counter of the ``position``-th card (1-based) of round ``round_number``."""
+        return self.burn + sum(self.rounds[: round_number - 1]) + position
+
+    def last_card(self, round_number: int) -> int:
+        return self.card(round_number, self.rounds[round_number - 1])
+
+
+def plan_of(cards: list[Card]) -> ShoePlan:
+    lines = list(replay_shoe(cards, load_profile(PROFILE), CUT_CARD))
+    rounds = tuple(len(line["player"]) + len(line["banker"]) for line in lines
+                   if line["type"] == "round")
+    return ShoePlan(len(lines[0]["cards"]), rounds)
+
+
+class TableShoeModel(ShoeModel):
+    """The simulator's shoe model with the faults a test plans, all at chosen card numbers.
+
+    - ``misread_at``: these cards' faces are not read (reported as misreads; the true card
+      stays in ``drawn`` for the test to check the supervisor's or camera's entry against);
+    - ``no_card_stop``: the exit "lock" is only a light (a shoe without a card stop, or one
+      whose stop failed open): a pull while locked takes the card out like any other, and
+      the shoe cannot tell (not reported as drawn while locked);
+    - ``on_pull(counter)``: called as each card leaves (e.g. to pull the cable at that moment).
+
+    It also keeps the first shoe's cards when the dealer loads the next one (``first_shoe``).
+    """
+
+    def __init__(
+        self, cards: list[Card], *, cut_card: int = CUT_CARD, misread_at: tuple[int, ...] = (),
+        no_card_stop: bool = False, on_pull: Callable[[int], None] | None = None,
+    ) -> None:
+        self.misread_at = set(misread_at)
+        self.no_card_stop = no_card_stop
+        self.on_pull = on_pull
+        self.first_shoe: list[CardOut] | None = None
+        super().__init__(cards, cut_card=cut_card)
+
+    def load(self, cards: Sequence[Card], *, cut_card: int | None = None) -> list[ShoeOutput]:
+        if getattr(self, "drawn", None) and self.first_shoe is None:
+            self.first_shoe = self.drawn
+        return super().load(cards, cut_card=cut_card)
+
+    def pull(self, *, forced: bool = False) -> list[ShoeOutput]:
+        if self.no_card_stop and self.exit_locked and not forced:
+            self.exit_locked = False  # nothing holds the card back
+            try:
+                outputs = super().pull()
+            finally:
+                self.exit_locked = True
+        else:
+            outputs = super().pull(forced=forced)
+        for index, output in enumerate(outputs):
+            if isinstance(output, CardOut):
+                if output.counter in self.misread_at:
+                    output = dataclasses.replace(output, misread=True)
+                    outputs[index] = self.drawn[-1] = output
+                if self.on_pull is not None:
+                    self.on_pull(output.counter)
+        return outputs
+
+    def dealt(self) -> list[CardOut]:
+        return list(self.first_shoe if self.first_shoe is not None else self.drawn)
+
+
 @dataclass
 class Shoe:
     """The running software shoe and the device end of its wire (outlives controllers)."""
@@ -65,13 +144,24 @@ class Shoe:
     first_host: MemoryTransport
 
     @property
-    def model(self) -> ShoeModel:
-        return self.sim.model
+    def model(self) -> TableShoeModel:
+        model = self.sim.model
+        assert isinstance(model, TableShoeModel)
+        return model
 
-    def dealt(self) -> list[Card]:
-        """Every card that physically left the shoe, in order (read or not)."""
+    def dealt(self) -> list[CardOut]:
+        """Every card of the first shoe that physically left it, in order (read or not)."""
         with self.sim._lock:  # the runner thread appends to it
-            return [out.card for out in self.model.drawn]
+            return self.model.dealt()
+
+    def commands_since(self, mark: int) -> list[Any]:
+        """Host commands the shoe received after the first ``mark`` (``len(sim.received)``)."""
+        with self.sim._lock:
+            return list(self.sim.received[mark:])
+
+    def mark(self) -> int:
+        with self.sim._lock:
+            return len(self.sim.received)
 
 
 @dataclass
@@ -168,14 +258,15 @@ def running_shoe(
     cards: list[Card],
     *,
     mistakes: str | list[PlannedMistake] = "",
-    model: ShoeModel | None = None,
+    model: TableShoeModel | None = None,
     seed: int = 7,
+    pace: float = 0.0,
 ) -> Iterator[Shoe]:
     """A software shoe with a pace-0 virtual dealer, running in its thread on a memory wire."""
     plan = parse_mistakes(mistakes) if isinstance(mistakes, str) else mistakes
     sim = SimulatedShoe(
-        model if model is not None else ShoeModel(cards, cut_card=CUT_CARD),
-        dealer=VirtualDealer(pace=0, mistakes=plan, button_delay=0.01, lid_open_seconds=0.2),
+        model if model is not None else TableShoeModel(cards),
+        dealer=VirtualDealer(pace=pace, mistakes=plan, button_delay=0.01, lid_open_seconds=0.2),
         link_config=LINK,
         rng=random.Random(seed),
         announce_loaded=True,
@@ -209,7 +300,7 @@ def live_table(
     cards: list[Card] | None = None,
     *,
     mistakes: str | list[PlannedMistake] = "",
-    model: ShoeModel | None = None,
+    model: TableShoeModel | None = None,
 ) -> Iterator[LiveTable]:
     cards = one_deck(3) if cards is None else cards
     with running_shoe(cards, mistakes=mistakes, model=model) as shoe:
@@ -219,8 +310,14 @@ def live_table(
 
 # -- checks on the outcome -----------------------------------------------------------------
 
+def first_shoe(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The export lines of the first shoe (the dealer may already have loaded the next)."""
+    end = next(i for i, line in enumerate(lines) if line["type"] == "shoe_end")
+    return lines[: end + 1]
+
+
 def export(journal: Path) -> list[dict[str, Any]]:
-    return list(export_lines(journal))
+    return first_shoe(list(export_lines(journal)))
 
 
 def exported_cards(lines: list[dict[str, Any]]) -> list[str]:
@@ -233,49 +330,80 @@ def exported_cards(lines: list[dict[str, Any]]) -> list[str]:
     return cards
 
 
+@dataclass
+class Accounting:
+    """Where every card of the first shoe went, by the shoe's card counter."""
+
+    played: dict[int, str]  # burn and rounds: counter -> card as the table took it
+    strays: dict[int, str | None]  # set aside (None: never read)
+    voided: dict[int, str]  # in voided rounds (dealt, not played)
+    cards_used: int  # the shoe_finished event's count
+
+
+def accounting(journal: Path) -> Accounting:
+    """Replay the journal (as ``shoe journal export`` does) up to the first shoe's end."""
+    table = Table(create_game(PROFILE))
+    played: dict[int, str] = {}
+    round_of: dict[int, int] = {}
+    voided: dict[int, str] = {}
+    with Journal(journal, readonly=True) as opened:
+        for record in opened.records():
+            for event in table.handle(input_from_record(record.kind, record.data)):
+                kind = event["type"]
+                if kind in ("burn_card", "card"):
+                    assert event["counter"] not in played, f"card {event['counter']} played twice"
+                    played[event["counter"]] = event["card"]
+                    round_of[event["counter"]] = event.get("round", 0)
+                elif kind == "round_void":
+                    for counter in [c for c, r in round_of.items() if r == event["round"]]:
+                        voided[counter] = played.pop(counter)
+                elif kind == "shoe_finished":
+                    strays: dict[int, str | None] = {}
+                    for stray in table.strays:
+                        assert stray["counter"] not in strays, "a card set aside twice"
+                        strays[stray["counter"]] = stray["card"]
+                    return Accounting(played, strays, voided, event["cards_used"])
+    raise AssertionError("the journal holds no finished shoe")
+
+
 def check_no_card_lost(live: LiveTable) -> list[dict[str, Any]]:
-    """Every card the shoe dealt is in the export (burn, rounds) or among the table's strays
-    or a voided round, exactly once; returns the export lines."""
+    """Every card the shoe dealt is, exactly once, played (burn or a round), set aside or in a
+    voided round, as the very card the shoe held; the export's counts agree. Returns the
+    first shoe's export lines."""
     lines = export(live.journal_path)
-    table = live.controller.table
-    dealt = [card.code for card in live.shoe.dealt()]
-    accounted = exported_cards(lines) + [s["card"] for s in table.strays]
-    voided = voided_cards(live)
-    accounted += voided
-    assert sorted(c for c in accounted if c) == sorted(dealt) or _unread_ok(
-        accounted, dealt, table.strays
-    ), f"dealt {dealt}\naccounted {accounted}"
-    assert table.cards_dealt == len(dealt)
-    ends = [line for line in lines if line["type"] == "shoe_end"]
-    assert len(ends) == 1
+    books = accounting(live.journal_path)
+    dealt = live.shoe.dealt()
+    assert books.cards_used == len(dealt), (books.cards_used, len(dealt))
+    assert not set(books.played) & set(books.strays)
+    assert not set(books.voided) & (set(books.played) | set(books.strays))
+    everything = {**books.played, **books.strays, **books.voided}
+    assert sorted(everything) == list(range(1, len(dealt) + 1)), "a card is missing"
+    for out in dealt:
+        taken = everything[out.counter]
+        # A card a supervisor set aside unread is None; anything named must be the true card.
+        assert taken is None or taken == out.card.code, (out, taken)
+    assert sorted(exported_cards(lines)) == sorted(books.played.values())
     rounds = [line for line in lines if line["type"] == "round"]
-    assert ends[0]["rounds"] == len(rounds)
+    assert lines[-1]["type"] == "shoe_end" and lines[-1]["rounds"] == len(rounds)
+    assert lines[-1]["cards_used"] == len(books.played)
     return lines
 
 
-def _unread_ok(accounted: list[str | None], dealt: list[str], strays: list[dict]) -> bool:
-    """An unread card set aside is accounted for as ``None``: match the rest exactly."""
-    known = sorted(c for c in accounted if c)
-    unread = sum(1 for c in accounted if c is None)
-    missing = list(dealt)
-    for code in known:
-        if code not in missing:
-            return False
-        missing.remove(code)
-    return len(missing) == unread
-
-
-def voided_cards(live: LiveTable) -> list[str]:
-    """Cards of voided rounds (they stay dealt), from the journal's replayed events."""
-    cards: dict[int, list[str]] = {}
-    voided: list[str] = []
-    for event in replay_journal(live.journal_path).events:
-        if event["type"] == "card":
-            cards.setdefault(event["round"], []).append(event["card"])
-        elif event["type"] == "round_void":
-            voided += cards.get(event["round"], [])
-    return voided
+def check_matches_replay(live: LiveTable, lines: list[dict[str, Any]]) -> None:
+    """The export is what ``shoe replay`` makes of the cards the table played, in the order the
+    shoe dealt them, with the cut card where it physically lay."""
+    books = accounting(live.journal_path)
+    cards = live.cards
+    cut_index = len(cards) - CUT_CARD
+    set_aside = set(books.strays) | set(books.voided)
+    kept = [(i, card) for i, card in enumerate(cards) if i + 1 not in set_aside]
+    behind_cut = sum(1 for i, _ in kept if i >= cut_index)
+    replay = list(replay_shoe([card for _, card in kept], load_profile(PROFILE), behind_cut))
+    assert len(lines) == len(replay), (lines, replay)
+    for got, want in zip(lines, replay):
+        assert got == {key: want[key] for key in got}, (got, want)
 
 
 def records_of(records: list[Record], kind: str, **data: Any) -> list[Record]:
-    return [r for r in records if r.kind == kind and all(r.data.get(k) == v for k, v in data.items())]
+    return [r for r in records
+            if r.kind == kind and all(r.data.get(k) == v for k, v in data.items())]

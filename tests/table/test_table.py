@@ -113,10 +113,9 @@ def test_extra_card_after_the_round() -> None:
     driver = Driver()
     burn_and_open(driver)
     driver.feed(BettingCommand("close"))
-    for code in ["9S", "7H", "3D", "KC"]:  # Player natural 2? no: 9+3=2... 9S,3D -> 2; 7H,KC->7
+    for code in ["9S", "7H", "3D", "KC"]:  # Player 9+3 = 2, Banker 7+K = 7
         driver.draw(C(code))
-    # Player 2 draws; Banker 7.
-    driver.draw(C("5C"))
+    driver.draw(C("5C"))  # Player draws to 7; Banker stands on 7
     assert driver.table.state == "in_play.result_shown"
     driver.draw(C("4C"))
     view = driver.table.view()
@@ -259,3 +258,27 @@ def test_every_state_is_reachable_and_every_trigger_exists() -> None:
     assert leaves - destinations == {"no_shoe"}
     for transition in transitions:
         assert callable(getattr(table, transition["trigger"]))
+
+
+def test_shoe_running_out_between_rounds_finishes_the_shoe() -> None:
+    driver = Driver("punto-banco-1d")
+    burn_and_open(driver, "2S 3S 4S")
+    driver.feed(BettingCommand("close"))
+    for code in ["9H", "9D", "8C", "8S"]:  # two naturals: the round is complete
+        driver.draw(C(code))
+    driver.feed(ShoeEventInput("shoe_empty"))
+    assert driver.table.state == "in_play.result_shown"  # the result is still confirmed first
+    driver.feed(ButtonPressed())
+    view = driver.table.view()
+    assert view.state == "shoe_finished" and view.exit_locked
+
+
+def test_shoe_running_out_mid_round_latches_until_voided() -> None:
+    driver = Driver("punto-banco-1d")
+    burn_and_open(driver, "2S 3S 4S")
+    driver.feed(BettingCommand("close"))
+    driver.draw(C("9H"))
+    driver.feed(ShoeEventInput("shoe_empty"))
+    assert driver.table.view().latched[0]["kind"] == "shoe_empty"
+    driver.feed(SupervisorAction("void_round", "alice", reason="shoe empty"))
+    assert driver.table.state == "shoe_finished"
