@@ -20,5 +20,18 @@ if [ "$what" = demo ]; then
     exec .venv/bin/shoe demo "$@"
 fi
 
+# Debian packages the tests need (browser, card decks, SVG renderer): install what is missing.
+mapfile -t wanted < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/debian-packages.txt)
+missing=()
+for package in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+        || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
 export PATH="$PWD/.venv/bin:$PATH"
 exec .venv/bin/python -m pytest -n 2 "$@"

@@ -385,7 +385,8 @@ def check_no_card_lost(live: LiveTable) -> list[dict[str, Any]]:
     assert sorted(exported_cards(lines)) == sorted(books.played.values())
     rounds = [line for line in lines if line["type"] == "round"]
     assert lines[-1]["type"] == "shoe_end" and lines[-1]["rounds"] == len(rounds)
-    assert lines[-1]["cards_used"] == len(books.played)
+    # Cards used: every card that left the shoe, set aside or voided ones included.
+    assert lines[-1]["cards_used"] == len(dealt), (lines[-1], len(dealt))
     return lines
 
 
@@ -399,6 +400,7 @@ def check_matches_replay(live: LiveTable, lines: list[dict[str, Any]]) -> None:
     kept = [(i, card) for i, card in enumerate(cards) if i + 1 not in set_aside]
     behind_cut = sum(1 for i, _ in kept if i >= cut_index)
     replay = list(replay_shoe([card for _, card in kept], load_profile(PROFILE), behind_cut))
+    replay[-1]["cards_used"] += len(set_aside)  # the export counts them as used
     assert len(lines) == len(replay), (lines, replay)
     for got, want in zip(lines, replay):
         assert got == {key: want[key] for key in got}, (got, want)
