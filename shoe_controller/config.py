@@ -30,6 +30,7 @@ from shoe_controller.errors import ConfigError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 DURABILITIES = ("full", "normal")
+TABLE_DOWN_POLICIES = ("keep-dealing", "stop-after-round")
 PIN_SCHEME = "pbkdf2_sha256"
 PIN_ITERATIONS = 600_000  # OWASP 2023 recommendation for PBKDF2-HMAC-SHA256
 MIN_PIN_ITERATIONS = 100_000
@@ -54,6 +55,11 @@ class RunConfig:
     durability: str = "full"
     table_id: str = "table-1"
     supervisors: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    table_url: str | None = None
+    table_token: str | None = None
+    table_key_file: Path | None = None
+    table_ca_file: Path | None = None
+    table_down_policy: str = "keep-dealing"
 
 
 REQUIRED = ("device", "profile", "journal")
@@ -123,8 +129,14 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
         except _Invalid as exc:
             failed.add(key)
             problems.extend(f"{origin}: {key}{reason}" for reason in exc.reasons)
-    if path is not None and "journal" in checked and values["journal"][0] == str(path):
-        checked["journal"] = path.parent / checked["journal"]  # relative to the file
+    for key in ("journal", "table_key_file", "table_ca_file"):
+        if path is not None and key in checked and values[key][0] == str(path):
+            checked[key] = path.parent / checked[key]  # relative to the file
+    if "table_url" in checked:
+        for key in ("table_token", "table_key_file"):
+            if key not in values:
+                problems.append(f"{source}: {key}: required with table_url (set it in the "
+                                f"file or with --{key.replace('_', '-')})")
 
     defaults = RunConfig.__dataclass_fields__
     heartbeat = checked.get("heartbeat_seconds", defaults["heartbeat_seconds"].default)
@@ -229,6 +241,20 @@ def _path(value: Any) -> Path:
     return Path(value.strip()).expanduser()
 
 
+def _ws_url(value: Any) -> str:
+    url = _text(value)
+    if not (url.startswith("ws://") or url.startswith("wss://")) or "://" == url[-3:]:
+        raise _Invalid(f": must be a ws://HOST:PORT/... or wss://... URL, got {url!r}")
+    return url
+
+
+def _token(value: Any) -> str:
+    token = _text(value)
+    if len(token) < 8:
+        raise _Invalid(": must be at least 8 characters")
+    return token
+
+
 def _supervisors(value: Any) -> Mapping[str, str]:
     if not isinstance(value, Mapping):
         raise _Invalid(f": must be a table of id = PIN hash, got {_show(value)}")
@@ -280,6 +306,11 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "durability": _choice(DURABILITIES),
     "table_id": _text,
     "supervisors": _supervisors,
+    "table_url": _ws_url,
+    "table_token": _token,
+    "table_key_file": _path,
+    "table_ca_file": _path,
+    "table_down_policy": _choice(TABLE_DOWN_POLICIES),
 }
 
 

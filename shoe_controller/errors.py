@@ -35,3 +35,21 @@ class JournalError(ShoeError):
 
 class JournalDataError(JournalError, ValueError):
     """A record to append cannot be journalled as given (not JSON-serialisable, bad kind)."""
+
+
+class ProtocolViolation(ShoeError, ValueError):
+    """A table-system message is malformed, unsigned, replayed or out of sequence.
+
+    ``code`` is the protocol's error code (docs/table-protocol/README.md), sent back to the
+    peer in an ``error`` message; ``ref`` names the offending message's ``seq`` when known.
+    """
+
+    def __init__(self, code: str, detail: str, ref: int | None = None) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+        self.ref = ref
+
+
+class TableSystemError(ShoeError):
+    """The table-system reporter failed in a way it cannot recover from by reconnecting."""

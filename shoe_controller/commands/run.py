@@ -36,6 +36,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--durability", choices=["full", "normal"],
                         help="journal fsync policy (full: fsync every record; default)")
     parser.add_argument("--quiet", action="store_true", help="no prompts on stdout")
+    parser.add_argument("--table-url", help="the table system: ws://HOST:PORT/PATH or wss://...")
+    parser.add_argument("--table-token", help="token the controller authenticates with")
+    parser.add_argument("--table-key-file", type=Path,
+                        help="file holding the HMAC key shared with the table system")
+    parser.add_argument("--table-down-policy", choices=["keep-dealing", "stop-after-round"],
+                        help="while the table system is unreachable: keep dealing on the own "
+                        "betting window (default) or stop once the round is over")
     parser.add_argument("--console", action="store_true",
                         help="accept supervisor commands on stdin (clear, void, enter, end)")
 
@@ -45,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         "device": args.device, "profile": args.profile, "journal": args.journal,
         "betting_seconds": args.betting_seconds, "shoes": args.shoes,
         "log_json": args.log_json, "log_level": args.log_level,
-        "durability": args.durability,
+        "durability": args.durability, "table_url": args.table_url,
+        "table_token": args.table_token, "table_key_file": args.table_key_file,
+        "table_down_policy": args.table_down_policy,
     })
     setup_logging(config.log_json, config.log_level)
     from shoe_controller.table.runtime import running_table

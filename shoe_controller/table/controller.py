@@ -76,6 +76,35 @@ class DeviceConnection(Protocol):
     def commit(self) -> None: ...
 
 
+class Reporter(Protocol):
+    """The table-system reporter (``shoe_controller.reporting.client.TableSystemReporter``).
+
+    It gets the events of every journal record (``live`` False while the journal is replayed
+    at start, so its numbering is rebuilt), says whether the table system is connected and
+    drives betting, and hands over the table system's commands for this thread to apply.
+    """
+
+    @property
+    def connected(self) -> bool: ...
+
+    @property
+    def drives_betting(self) -> bool: ...
+
+    def add(self, record_seq: int, at: float, events: list[dict[str, Any]], *,
+            live: bool = True) -> None: ...
+
+    def take_commands(self) -> list[Any]: ...
+
+    def reject(self, command: Any, reason: str) -> None: ...
+
+    def check(self) -> None: ...
+
+
+DOWN_POLICIES = ("keep-dealing", "stop-after-round")
+TABLE_SYSTEM = "table-system"
+"""The actor journalled for the table system's commands (origin of its betting commands)."""
+
+
 class SupervisorAuthError(ShoeError, PermissionError):
     """Unknown supervisor or wrong PIN."""
 
@@ -105,7 +134,12 @@ class TableController:
         supervisors: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
         version: str = "",
+        reporter: Reporter | None = None,
+        down_policy: str = "keep-dealing",
     ) -> None:
+        if down_policy not in DOWN_POLICIES:
+            raise ConfigError(f"table down policy must be one of {DOWN_POLICIES}, "
+                              f"got {down_policy!r}")
         self.journal = journal
         self.table = table
         self.profile = profile
@@ -122,6 +156,9 @@ class TableController:
         self._sent_lock: bool | None = None
         self._sent_lights: wire.Indicator | None = None
         self._view: TableView | None = None
+        self.reporter = reporter
+        self.down_policy = down_policy
+        self._requested_open: tuple[int, int] | None = None  # (shoe, round) the table system
 
     # ----------------------------------------------------------------- start-up
     def start(self) -> int:
@@ -133,15 +170,15 @@ class TableController:
             item = input_from_record(record.kind, record.data)
             if isinstance(item, SessionStarted):
                 recorded_profile = item.profile
-            self.table.handle(item)
+            events = self.table.handle(item)
+            if self.reporter is not None:
+                self.reporter.add(record.seq, record.wall_time, events, live=False)
         if recorded_profile is not None and recorded_profile != self.profile:
             raise ConfigError(
                 f"{self.journal.path}: this journal was recorded with profile "
                 f"{recorded_profile!r}, not {self.profile!r}; use that profile or a new journal"
             )
-        # The link state in the journal is stale: the device must come up again in this run.
-        if self.table.link_up:
-            self._apply(LinkChanged(False, "controller restarted"))
+        # The session record also marks the shoe link down until the shoe answers this run.
         self._apply(SessionStarted(self.profile, self.table.game.name, self.version))
         if self.table.state == "shoe_finished":
             self.shoes_finished = 1
@@ -178,6 +215,10 @@ class TableController:
 
     def step(self, timeout: float = 0.05) -> None:
         """Process what arrived within ``timeout`` seconds, then the timers and outputs."""
+        if self.reporter is not None:
+            self.reporter.check()
+            for command in self.reporter.take_commands():
+                self._table_system_command(command)
         while True:
             try:
                 self._apply(self._submitted.get_nowait())
@@ -251,13 +292,15 @@ class TableController:
             self.connection.commit()
             return
         actor = item.supervisor if isinstance(item, SupervisorAction) else None
-        self.journal.append(item.KIND, item.to_data(), actor=actor)
+        record = self.journal.append(item.KIND, item.to_data(), actor=actor)
         events = self.table.handle(item)
         # Lock the exit (if no card is due now) before the shoe learns its card arrived: the
         # lock then leaves with the acknowledgement, so a dealer waiting on the acknowledgement
         # cannot pull a card that is not due.
         self._sync_device()
         self.connection.commit()  # only now may the shoe learn that its message arrived
+        if self.reporter is not None:
+            self.reporter.add(record.seq, record.wall_time, events)
         for event in events:
             if event["type"] == "shoe_finished":
                 self.shoes_finished += 1
@@ -274,8 +317,66 @@ class TableController:
     def _next_timer(self) -> float | None:
         return self._betting_closes_at
 
-    def _run_timers(self) -> None:
+    def _own_betting(self) -> bool:
+        """Whether the controller's own timer opens and closes betting now.
+
+        With a table system that drives betting, only while it is unreachable and the down
+        policy is ``keep-dealing``; with ``stop-after-round`` the table finishes the round in
+        progress and waits (betting already open stays open) until the table system is back.
+        """
         if not self.auto_betting:
+            return False
+        if self.reporter is None:
+            return True
+        if self.reporter.connected:
+            return not self.reporter.drives_betting
+        return self.down_policy == "keep-dealing"
+
+    def _table_system_command(self, command: Any) -> None:
+        """Apply (or refuse) a command from the table system: it must name this round."""
+        reporter = self.reporter
+        assert reporter is not None
+        table = self.table
+        here = (table.shoe_number, table.round_number)
+        named = (command.shoe, command.round)
+        if command.type == "open_betting":
+            if named != (here[0], here[1] + 1):
+                reporter.reject(command, f"the next round is shoe {here[0]} round {here[1] + 1}")
+                return
+            self._requested_open = named  # opened as soon as the table is ready for it
+        elif command.type == "close_betting":
+            if named != here or not table.state.endswith("betting_open"):
+                reporter.reject(command, f"betting is not open for shoe {named[0]} round "
+                                f"{named[1]}")
+                return
+            self._apply(BettingCommand("close", TABLE_SYSTEM))
+        elif command.type == "void_round":
+            if named != here or not table._round_in_progress():
+                reporter.reject(command, f"shoe {named[0]} round {named[1]} is not in progress")
+                return
+            self._apply(SupervisorAction("void_round", TABLE_SYSTEM, None,
+                                         command.reason or "voided by the table system"))
+        else:
+            reporter.reject(command, "unknown command")
+
+    def _open_requested_round(self) -> None:
+        table = self.table
+        requested = self._requested_open
+        if requested is None:
+            return
+        if requested != (table.shoe_number, table.round_number + 1):
+            self._requested_open = None  # overtaken (own timer while it was away, new shoe)
+            return
+        if (table.alarm == "ok" and table.link_up and table.view().due is None
+                and table.waiting_for_round()):
+            self._requested_open = None
+            self._apply(BettingCommand("open", TABLE_SYSTEM))
+
+    def _run_timers(self) -> None:
+        if self.reporter is not None:
+            self._open_requested_round()
+        if not self._own_betting():
+            self._betting_closes_at = None
             return
         table = self.table
         if table.alarm == "latched" or not table.link_up:

@@ -262,7 +262,11 @@ class Table:
         return False
 
     def _on_session(self, item: SessionStarted) -> None:
+        # A new controller session has no shoe link until the shoe answers. Not an
+        # irregularity: the shoe locked its own exit when the old session went silent, and
+        # the round resumes exactly where it was once the link is back.
         self.profile = item.profile
+        self.link_up = False
 
     def _on_card(self, item: CardDrawn) -> None:
         self.last_counter = max(self.last_counter, item.counter)
@@ -274,7 +278,7 @@ class Table:
         if item.drawn_while_locked:
             self._stray(item.card, item.counter, Irregularity.CARD_WHILE_LOCKED)
             return
-        due = self._due()
+        due = self._due(in_flight=not item.drawn_while_locked)
         if due is None:
             self._stray(item.card, item.counter, self._misplaced())
             return
@@ -299,7 +303,7 @@ class Table:
         if item.drawn_while_locked:
             self._stray(None, item.counter, Irregularity.CARD_WHILE_LOCKED, "unread card")
             return
-        due = self._due()
+        due = self._due(in_flight=not item.drawn_while_locked)
         if due is None:
             self._stray(None, item.counter, self._misplaced(), "unread card")
             return
@@ -484,8 +488,15 @@ class Table:
             return Irregularity.CARD_DURING_BETTING
         return Irregularity.EXTRA_CARD
 
-    def _due(self) -> Due | None:
-        if self.pending is not None or self.alarm == "latched":
+    def _due(self, *, in_flight: bool = False) -> Due | None:
+        """The card due now. ``in_flight``: for a card the shoe let out of an unlocked exit;
+        if the only errors are lost links, it was drawn before the link dropped (the shoe
+        locks itself when it loses the host and flags anything drawn after), so it is due."""
+        if self.pending is not None:
+            return None
+        if self.alarm == "latched" and not (
+            in_flight and all(l.kind is Irregularity.LINK_LOST for l in self.latched)
+        ):
             return None
         if self.state in ("shoe_loaded", "burn"):
             return self.game.burn_due()

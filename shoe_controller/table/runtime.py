@@ -20,6 +20,26 @@ from shoe_controller.table.machine import Table, TableSettings
 from shoe_controller.transports import transport_for_url
 
 
+def table_system_reporter(config: RunConfig) -> Any:
+    """The table-system reporter ``config`` asks for (``None`` without ``table_url``)."""
+    if config.table_url is None:
+        return None
+    import ssl
+
+    from shoe_controller.reporting.client import TableSystemConfig, TableSystemReporter
+    from shoe_controller.reporting.protocol import read_key_file
+
+    assert config.table_token is not None and config.table_key_file is not None  # validated
+    context = None
+    if config.table_url.startswith("wss://"):
+        context = ssl.create_default_context(
+            cafile=None if config.table_ca_file is None else str(config.table_ca_file))
+    return TableSystemReporter(TableSystemConfig(
+        url=config.table_url, token=config.table_token, key=read_key_file(config.table_key_file),
+        table_id=config.table_id, ssl_context=context, controller_version=__version__,
+    ))
+
+
 def link_config(config: RunConfig) -> LinkConfig:
     return LinkConfig(heartbeat_interval=config.heartbeat_seconds,
                       link_timeout=config.link_timeout_seconds)
@@ -30,6 +50,7 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
                   connection: ShoeConnection | None = None) -> Iterator[TableController]:
     """A started controller (journal replayed) connected to ``config.device``; closes all."""
     game = create_game(config.profile)  # a bad profile fails before anything is opened
+    reporter = table_system_reporter(config)  # so does a missing key file
     with contextlib.ExitStack() as stack:
         journal = stack.enter_context(Journal(config.journal, durability=config.durability))
         if connection is None:
@@ -47,6 +68,11 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
             betting_seconds=config.betting_seconds,
             supervisors=config.supervisors,
             version=__version__,
+            reporter=reporter,
+            down_policy=config.table_down_policy,
         )
-        controller.start()
+        controller.start()  # replays the journal, which also rebuilds the reported events
+        if reporter is not None:
+            reporter.start()
+            stack.callback(reporter.close)  # lets the table system acknowledge the last ones
         yield controller

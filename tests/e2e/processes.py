@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from shoe_controller.cards import format_shoe, new_shoe
+from shoe_controller.journal import Journal
 
 PROFILE = "punto-banco-8d"
 #: Seconds any single command may take before the test fails instead of hanging.
@@ -38,11 +39,13 @@ def write_shoe_file(directory: Path, seed: int, decks: int = 8) -> Path:
     return path
 
 
-def run_shoe_cli(*args: str, timeout: float = COMMAND_TIMEOUT,
-                 cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_shoe_cli(
+    *args: str, timeout: float = COMMAND_TIMEOUT, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run one ``shoe`` command to completion (killed and failed after ``timeout``)."""
-    return subprocess.run(shoe_command(*args), capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, check=False)
+    return subprocess.run(
+        shoe_command(*args), capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
+    )
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:
@@ -85,8 +88,9 @@ class Started:
             self.popen.kill()
             self.popen.wait(5)
             tail = self.stderr()[-3000:]
-            raise AssertionError(f"pid {self.pid} still running after {timeout} s; "
-                                 f"stderr ends with:\n{tail}") from None
+            raise AssertionError(
+                f"pid {self.pid} still running after {timeout} s; stderr ends with:\n{tail}"
+            ) from None
 
     def first_line(self, timeout: float) -> str:
         """The first complete stdout line, waiting for it (fails if the process dies first)."""
@@ -96,8 +100,10 @@ class Started:
             if "\n" in text:
                 return text.split("\n", 1)[0]
             if not self.alive():
-                raise AssertionError(f"exited with {self.popen.returncode} before printing a "
-                                     f"line; stderr:\n{self.stderr()[-3000:]}")
+                raise AssertionError(
+                    f"exited with {self.popen.returncode} before printing a "
+                    f"line; stderr:\n{self.stderr()[-3000:]}"
+                )
             if time.monotonic() > deadline:
                 raise AssertionError(f"no stdout line within {timeout} s")
             time.sleep(0.01)
@@ -115,8 +121,9 @@ class ProcessKeeper:
         out = self.directory / f"{index:03d}-{name}.out"
         err = self.directory / f"{index:03d}-{name}.err"
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
-            popen = subprocess.Popen(list(argv), stdout=stdout, stderr=stderr,
-                                     stdin=subprocess.DEVNULL)
+            popen = subprocess.Popen(
+                list(argv), stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL
+            )
         started = Started(popen, out, err)
         self.started.append(started)
         return started
@@ -131,11 +138,15 @@ class ProcessKeeper:
             except subprocess.TimeoutExpired:  # pragma: no cover - a zombie we cannot reap
                 pass
 
-    def __enter__(self) -> ProcessKeeper:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 
@@ -151,9 +162,63 @@ def start_sim(keeper: ProcessKeeper, *args: str, timeout: float = 20.0) -> tuple
 
 def run_args(port: int, journal: Path, *extra: str) -> list[str]:
     """``shoe run`` against the simulator on ``port``: own betting timer at 0 s, one shoe."""
-    return shoe_command("run", "--device", f"socket://127.0.0.1:{port}", "--profile", PROFILE,
-                        "--journal", str(journal), "--betting-seconds", "0", "--shoes", "1",
-                        "--quiet", "--log-level", "warning", *extra)
+    return shoe_command(
+        "run",
+        "--device",
+        f"socket://127.0.0.1:{port}",
+        "--profile",
+        PROFILE,
+        "--journal",
+        str(journal),
+        "--betting-seconds",
+        "0",
+        "--shoes",
+        "1",
+        "--quiet",
+        "--log-level",
+        "warning",
+        *extra,
+    )
+
+
+def card_records(journal: Path) -> int:
+    """How many card records the journal holds (read-only: never touches the file)."""
+    if not journal.exists():
+        return 0
+    with Journal(journal, readonly=True) as store:
+        return sum(1 for record in store.records() if record.kind == "card")
+
+
+def last_rounds(journal: Path, n: int = 3) -> str:
+    """``shoe journal recall --last n``: what a supervisor would look at when a table stalls."""
+    done = run_shoe_cli("journal", "recall", str(journal), "--last", str(n))
+    return done.stdout + done.stderr
+
+
+def wait_while_dealing(
+    run: Started, journal: Path, *, stall: float = 15.0, timeout: float = 120.0
+) -> int:
+    """Wait for ``run`` to exit; fail early if no card was journalled for ``stall`` seconds."""
+    deadline = time.monotonic() + timeout
+    cards = card_records(journal)
+    progress_at = time.monotonic()
+    while True:
+        try:
+            return run.popen.wait(0.5)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        latest = card_records(journal)
+        if latest != cards:
+            cards, progress_at = latest, now
+        if now - progress_at > stall or now > deadline:
+            run.popen.kill()
+            run.popen.wait(5)
+            why = f"no card journalled for {stall} s" if now <= deadline else "timed out"
+            raise AssertionError(
+                f"shoe run stalled ({why}) after {cards} cards; last rounds:\n"
+                f"{last_rounds(journal)}\nstderr ends with:\n{run.stderr()[-2000:]}"
+            )
 
 
 def journal_summary(journal: Path) -> dict[str, Any]:

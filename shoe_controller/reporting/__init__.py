@@ -1,0 +1,1 @@
+"""Reporting to the table system (game server): docs/table-protocol/README.md."""

@@ -1,0 +1,158 @@
+"""The JSON API's documents as pydantic models: they validate what the API serves and give
+the OpenAPI description (``/openapi.json``, rendered offline at ``/api/docs``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Latched(BaseModel):
+    kind: str = Field(description="irregularity kind, e.g. extra_card, misread")
+    prompt: str = Field(description="what the dealer sees, e.g. 'Extra card: no card was due'")
+    remedy: str = Field(description="what to do about it")
+    detail: str
+    card: str | None
+    counter: int | None = Field(description="the shoe's card counter of the card concerned")
+    round: int | None
+
+
+class TableViewDoc(BaseModel):
+    state: str = Field(description="table state, e.g. in_play.dealing.initial_deal")
+    alarm: str = Field(description="ok or latched")
+    prompt: str = Field(description="the dealer's next action, e.g. 'Deal Player'")
+    level: str = Field(description="action, wait, result or error")
+    detail: str
+    exit_locked: bool
+    lights: list[str]
+    round: int
+    cards_dealt: int = Field(description="cards drawn from the current shoe (burn included)")
+    due: str | None = Field(description="whom the next card is for: player, banker, burn")
+    latched: list[Latched]
+    lid_open: bool
+    link_up: bool
+
+
+class Hand(BaseModel):
+    cards: list[str] = Field(description="card codes in dealing order, e.g. ['KS', '7H']")
+    total: int | None = Field(description="baccarat total of the cards so far")
+
+
+class RoundCard(BaseModel):
+    target: str
+    position: int
+    card: str
+    source: str | None = Field(description="scanner, camera or supervisor")
+    counter: int | None
+
+
+class Round(BaseModel):
+    shoe: int
+    round: int
+    cards: list[RoundCard]
+    player: Hand
+    banker: Hand
+    result: dict[str, Any] | None = Field(
+        description="the round line of docs/replay-schema.md with the natural/side-bet facts")
+    void: dict[str, Any] | None = Field(description="supervisor and reason if voided")
+    irregularities: list[str]
+
+
+class Stats(BaseModel):
+    shoe: int
+    rounds: int
+    banker: int
+    player: int
+    tie: int
+    naturals: int
+    player_pairs: int
+    banker_pairs: int
+    voided: int
+    irregularities: int
+    cards_burned: int
+    cards_dealt: int
+    cards_left: int | None
+    shoe_cards: int
+
+
+class RoadCell(BaseModel):
+    col: int
+    row: int
+    value: str = Field(description="B/P/T (bead plate, big road) or red/blue (derived roads)")
+    streak: int = Field(description="logical column (streak) index")
+    depth: int = Field(description="position in the streak, 0 = top")
+    ties: int
+    player_pair: bool
+    banker_pair: bool
+    natural: bool
+
+
+class BigRoad(BaseModel):
+    cells: list[RoadCell]
+    leading_ties: int = Field(description="ties before the first Banker/Player result")
+    streaks: list[int]
+
+
+class Roads(BaseModel):
+    rows: int
+    bead_plate: list[RoadCell]
+    big_road: BigRoad
+    big_eye_boy: list[RoadCell]
+    small_road: list[RoadCell]
+    cockroach_pig: list[RoadCell]
+
+
+class BetEdge(BaseModel):
+    bet: str
+    description: str
+    house_edge: float = Field(description="fraction of the stake; negative: the player has the edge")
+    player_edge: bool
+    win: float
+    push: float
+
+
+class Odds(BaseModel):
+    shoe: int
+    after_round: int = Field(description="completed rounds of the shoe the odds are taken after")
+    error: str | None
+    cards_left: int | None
+    bets: list[BetEdge]
+    outcomes: dict[str, float] = Field(description="probabilities of banker, player, tie")
+    seconds: float | None = None
+
+
+class State(BaseModel):
+    version: int = Field(description="increases with every update")
+    profile: str
+    view: TableViewDoc
+    round: Round | None
+    stats: Stats
+    roads: Roads
+    recall: list[Round]
+    odds: Odds | None
+    supervisor_log: list[dict[str, Any]]
+
+
+class ShoeSummary(BaseModel):
+    shoe: int
+    rounds: int = Field(description="completed rounds (voided ones not counted)")
+    finished: bool
+    stats: dict[str, Any]
+
+
+class Login(BaseModel):
+    supervisor: str = Field(min_length=1, max_length=64)
+    pin: str = Field(min_length=1, max_length=64)
+
+
+class Action(Login):
+    action: str = Field(description="clear, void_round, enter_card or end_shoe")
+    card: str | None = Field(default=None, description="for enter_card: a card code, e.g. QS")
+    reason: str = Field(default="", max_length=200)
+
+
+class Accepted(BaseModel):
+    accepted: bool
+    supervisor: str
+    action: str | None = None

@@ -1,0 +1,104 @@
+"""``shoe run`` SIGKILLed 50 times during a shoe dealt by ``shoe sim`` (a separate process).
+
+Each time the controller is restarted on the same journal. The journal must stay a valid hash
+chain, and what it records must be exactly what ``shoe replay`` deals from the same shoe file:
+no card lost, none counted twice, no round voided, no irregularity raised by the restarts
+themselves (the shoe keeps every card the host has not acknowledged and resends it; the host
+acknowledges a card only after it is journalled).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shoe_controller.journal import Journal
+
+from .processes import (
+    ProcessKeeper,
+    card_records,
+    journal_summary,
+    json_lines,
+    last_rounds,
+    replay_lines,
+    run_args,
+    start_sim,
+    wait_while_dealing,
+    write_shoe_file,
+)
+
+SEED = 20240
+KILLS = 50
+#: Dealer pace and result confirmation: the 416-card shoe needs about 45 s of dealing, more
+#: than the time the controller is up during the 50 kill intervals (mean 0.7 s, minus start-up),
+#: so every kill lands mid-shoe, and the last run still has cards to deal.
+PACE = "0.08"
+BUTTON_DELAY = "0.1"
+KILL_AFTER = (0.1, 1.3)  # seconds after the start of a run, seeded
+STALLED_KILLS = 8  # this many restarts in a row without a new card: the table is stuck
+
+
+def sessions(journal: Path) -> int:
+    with Journal(journal, readonly=True) as store:
+        return sum(1 for record in store.records() if record.kind == "session")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_fifty_sigkills_during_a_shoe_lose_nothing(tmp_path: Path, procs: ProcessKeeper) -> None:
+    shoe_file = write_shoe_file(tmp_path, SEED)
+    journal = tmp_path / "table.sqlite"
+    _sim, port = start_sim(
+        procs, "--cards", str(shoe_file), "--pace", PACE, "--button-delay", BUTTON_DELAY
+    )
+    rng = random.Random(SEED)
+    cards_after_kill: list[int] = []
+    for kill in range(1, KILLS + 1):
+        run = procs.start(run_args(port, journal), f"run{kill}")
+        # Wait on the process, not a bare sleep: an early exit is itself a failure.
+        try:
+            code: int | None = run.popen.wait(rng.uniform(*KILL_AFTER))
+        except subprocess.TimeoutExpired:  # still running, as it should be
+            code = None
+        assert code is None, (
+            f"kill {kill}: shoe run exited with {code} before it was killed (the shoe should "
+            f"still be in play); stderr:\n{run.stderr()[-2000:]}"
+        )
+        run.popen.send_signal(signal.SIGKILL)
+        assert run.wait(10) == -signal.SIGKILL
+        cards_after_kill.append(card_records(journal))
+        recent = cards_after_kill[-STALLED_KILLS:]
+        assert len(recent) < STALLED_KILLS or recent[0] < recent[-1], (
+            f"no card journalled over the last {STALLED_KILLS} restarts (kill {kill}, "
+            f"{recent[-1]} cards); last rounds:\n{last_rounds(journal)}"
+        )
+
+    final = procs.start(run_args(port, journal), "final")
+    assert wait_while_dealing(final, journal) == 0, final.stderr()[-3000:]
+
+    # The kills were spread over the shoe, not all before the first card or after the last.
+    progressed = sum(1 for a, b in itertools.pairwise(cards_after_kill) if b > a)
+    assert progressed >= KILLS // 2, cards_after_kill
+    assert 0 < cards_after_kill[-1] < card_records(journal), cards_after_kill
+    # Most runs got far enough to replay the journal and record their session.
+    assert sessions(journal) > KILLS // 2
+
+    checks = journal_summary(journal)
+    assert checks["verify"].returncode == 0, checks["verify"].stdout + checks["verify"].stderr
+    assert "journal OK" in checks["verify"].stdout
+    assert checks["export"].returncode == 0, checks["export"].stderr
+    assert checks["export"].stdout.splitlines() == replay_lines(shoe_file)
+
+    assert checks["recall"].returncode == 0, checks["recall"].stderr
+    rounds = json_lines(checks["recall"].stdout)
+    exported = json_lines(checks["export"].stdout)
+    assert len(rounds) == exported[-1]["rounds"] == sum(1 for x in exported if x["type"] == "round")
+    troubled = [r for r in rounds if r.get("irregularities") or r.get("void")]
+    assert troubled == [], json.dumps(troubled[:3], indent=1)
+    assert not any(line["type"] == "round_void" for line in exported)

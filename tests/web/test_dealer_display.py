@@ -1,0 +1,178 @@
+"""End to end in headless Chromium: the software shoe deals, the controller runs the table, and
+the page must show every card as it comes, the totals, the next action and the result; an
+irregularity is resolved from the supervisor panel in the browser and journalled with who did it.
+
+The test is the dealer: it pulls each card from the software shoe when the exit opens and
+presses the shoe's button to confirm a result, then looks at the page. What the page must say is
+worked out independently from the cards (``Coup``), not read back from the table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from shoe_controller.cards import new_shoe
+from shoe_controller.games.baccarat.coup import Coup, Hand
+from shoe_controller.games.baccarat.rules import hand_total
+from shoe_controller.journal import Journal
+
+from .rig import PIN, SUPERVISOR, WebTable, web_table
+
+CARDS = new_shoe(1, 3)  # burn 2; round 1: 4 cards (natural tie); round 2: 6 cards; round 3: 4
+
+expect.set_options(timeout=10_000)
+
+
+def expected_prompt(coup: Coup) -> str:
+    """The dealer's prompt after the cards of ``coup`` (what the brief asks the display for)."""
+    if coup.is_complete:
+        return coup.result().describe()
+    due = coup.next_due()
+    who = "Player" if due is Hand.PLAYER else "Banker"
+    return f"Deal {who}" if len(coup.cards) < 4 else f"{who} draws"
+
+
+def check_hands(page: Page, coup: Coup) -> None:
+    for name, hand in (("player", coup.player), ("banker", coup.banker)):
+        codes = " ".join(card.code for card in hand)
+        expect(page.get_by_test_id(f"{name}-cards")).to_have_attribute("data-cards", codes)
+        total = str(hand_total(hand)) if hand else ""
+        expect(page.get_by_test_id(f"{name}-total")).to_have_text(total)
+
+
+def deal_round(table: WebTable, page: Page, *, screenshot: Path | None = None) -> Coup:
+    """Deal one round card by card, checking the page after each card."""
+    # Betting closes by the table's timer; the next action must then be on screen.
+    table.wait(lambda: table.controller.view.due == "player", "betting to close")
+    expect(page.get_by_test_id("prompt")).to_have_text("No more bets: Deal Player")
+    coup = Coup()
+    while not coup.is_complete:
+        out = table.pull()
+        coup = coup.add(out.card)
+        check_hands(page, coup)
+        expect(page.get_by_test_id("prompt")).to_have_text(expected_prompt(coup))
+        if not coup.is_complete:
+            due = "player" if coup.next_due() is Hand.PLAYER else "banker"
+            expect(page.get_by_test_id(f"{due}-hand")).to_have_class("hand " + due + " due")
+            expect(page.get_by_test_id("result-banner")).to_be_hidden()
+        if screenshot is not None and len(coup.cards) == 3:
+            page.screenshot(path=str(screenshot))
+    banner = page.get_by_test_id("result-banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_have_text(coup.result().describe())
+    expect(banner).to_have_class(f"banner {coup.result().outcome.value}")
+    return coup
+
+
+def supervisor_records(journal: Path, action: str) -> list:
+    with Journal(journal, readonly=True) as opened:
+        return [r for r in opened.records()
+                if r.kind == "supervisor" and r.data["action"] == action]
+
+
+def unlock_panel(page: Page, pin: str) -> None:
+    page.get_by_test_id("open-panel").click()
+    page.get_by_test_id("sup-id").fill(SUPERVISOR)
+    page.get_by_test_id("sup-pin").fill(pin)
+    page.get_by_test_id("unlock").click()
+
+
+def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularity(
+    tmp_path: Path, page: Page, artifacts: Path
+) -> None:
+    with web_table(tmp_path, CARDS) as table:
+        page.goto(table.url)
+        expect(page.get_by_test_id("prompt")).to_have_text("Burn: turn the first card face up")
+        expect(page.get_by_test_id("offline")).to_be_hidden()
+        while table.controller.view.due == "burn":
+            table.pull()
+        expect(page.get_by_test_id("cards-left")).to_have_text(str(52 - 2))
+
+        played: list[Coup] = []
+        for number in (1, 2):
+            shot = artifacts / "dealer-mid-round.png" if number == 2 else None
+            played.append(deal_round(table, page, screenshot=shot))
+            expect(page.get_by_test_id("stat-rounds")).to_have_text(str(number))
+            if number == 2:
+                page.screenshot(path=str(artifacts / "dealer-result.png"))
+            table.press_button()
+            expect(page.get_by_test_id("result-banner")).to_be_hidden()
+
+        # Statistics, roads and recall after two rounds (both ties with this shoe).
+        outcomes = [coup.result().outcome.value for coup in played]
+        assert outcomes == ["tie", "tie"]
+        expect(page.get_by_test_id("stat-tie")).to_have_text("2")
+        expect(page.get_by_test_id("bead-plate")).to_have_attribute("data-count", "2")
+        expect(page.get_by_test_id("big-road")).to_have_attribute("data-count", "1")
+        expect(page.get_by_test_id("leading-ties")).to_contain_text("2 tie(s)")
+        expect(page.get_by_test_id("recall").locator("li")).to_have_count(2)
+        expect(page.get_by_test_id("odds-asof")).to_contain_text("after round 2")
+        cards_used = 2 + sum(len(coup.cards) for coup in played)
+        expect(page.get_by_test_id("cards-left")).to_have_text(str(52 - cards_used))
+
+        # Round 3, then the dealer forces a card past the locked exit before confirming.
+        deal_round(table, page)
+        forced = table.pull(forced=True)
+        error = page.get_by_test_id("error")
+        expect(error).to_be_visible()
+        expect(page.get_by_test_id("error-title")).to_have_text("Card forced past the locked exit")
+        expect(page.get_by_test_id("error-remedy")).to_contain_text("call a supervisor")
+        expect(page.get_by_test_id("prompt")).to_have_class("prompt level-error")
+        page.screenshot(path=str(artifacts / "dealer-error.png"))
+
+        # Read-only without the PIN: a wrong PIN leaves the actions hidden.
+        unlock_panel(page, "9999")
+        expect(page.get_by_test_id("panel-message")).to_contain_text("wrong PIN")
+        expect(page.get_by_test_id("actions")).to_be_hidden()
+        assert supervisor_records(table.journal, "clear") == []
+
+        # The right PIN unlocks the panel; Clear resolves the latch, journalled as alice.
+        page.get_by_test_id("sup-pin").fill(PIN)
+        page.get_by_test_id("unlock").click()
+        expect(page.get_by_test_id("actions")).to_be_visible()
+        expect(page.get_by_test_id("who")).to_have_text(SUPERVISOR)
+        page.get_by_test_id("act-clear").click()
+        expect(error).to_be_hidden()
+        expect(page.get_by_test_id("sup-log")).to_contain_text("alice: irregularity_cleared")
+        records = supervisor_records(table.journal, "clear")
+        assert len(records) == 1 and records[0].actor == SUPERVISOR
+        assert table.controller.table.strays[-1]["counter"] == forced.counter
+
+        # The result still waits for the dealer's confirmation; then round 4 starts.
+        expect(page.get_by_test_id("result-banner")).to_be_visible()
+        table.press_button()
+
+        # Round 4: two cards, then the supervisor voids the round from the panel.
+        table.wait(lambda: table.controller.view.due == "player", "betting to close")
+        first = table.pull()
+        expect(page.get_by_test_id("player-cards")).to_have_attribute("data-cards",
+                                                                       first.card.code)
+        page.get_by_test_id("reason").fill("wrong table limit")
+        page.get_by_test_id("act-void").click()
+        expect(page.get_by_test_id("result-banner")).to_have_text("Round 4 voided")
+        expect(page.get_by_test_id("recall").locator("li").first).to_contain_text("VOID")
+        voids = supervisor_records(table.journal, "void_round")
+        assert len(voids) == 1 and voids[0].actor == SUPERVISOR
+        assert voids[0].data["reason"] == "wrong table limit"
+
+        # End the shoe (the page asks for a confirmation first).
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_test_id("act-end").click()
+        expect(page.get_by_test_id("prompt")).to_have_text("Shoe finished")
+        ends = supervisor_records(table.journal, "end_shoe")
+        assert len(ends) == 1 and ends[0].actor == SUPERVISOR
+
+        # Locking the panel makes the page read-only again.
+        page.get_by_test_id("lock").click()
+        expect(page.get_by_test_id("actions")).to_be_hidden()
+        expect(page.get_by_test_id("login")).to_be_visible()
+
+
+def test_page_says_when_it_loses_the_controller(tmp_path: Path, page: Page) -> None:
+    with web_table(tmp_path, CARDS) as table:
+        page.goto(table.url)
+        expect(page.get_by_test_id("prompt")).to_have_text("Burn: turn the first card face up")
+        table.web.close()
+        expect(page.get_by_test_id("offline")).to_be_visible()

@@ -1,0 +1,66 @@
+"""The corner index of a rectified card, as a feature vector.
+
+Decks put their index in different places (rank over suit in the top-left corner; suit left
+and rank right along the top edge; a wide index on large-print decks), so a deck's *layout*,
+the boxes that hold its index, is chosen at enrolment (:mod:`vision.model`) among
+:data:`LAYOUTS` by how well each separates the enrolled cards.
+
+Each box becomes a histogram of oriented gradients (shape, robust to exposure and glare) plus
+a coarse "redness" map (hearts and diamonds against spades and clubs, robust to a colour
+cast because it compares the red channel with the others in the same pixel).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the card
+
+LAYOUTS: dict[str, tuple[Box, ...]] = {
+    "top-left": ((0.0, 0.0, 0.2, 0.3),),
+    "top-left-wide": ((0.0, 0.0, 0.28, 0.36),),
+    "top-corners": ((0.0, 0.0, 0.24, 0.28), (0.76, 0.0, 1.0, 0.28)),
+}
+
+PATCH = (32, 64)  # width, height each box is resampled to
+REDNESS_CELLS = (4, 8)
+REDNESS_WEIGHT = 0.25
+
+_hog = cv2.HOGDescriptor(PATCH, (16, 16), (8, 8), (8, 8), 9)
+
+
+def box_features(card: np.ndarray, box: Box) -> np.ndarray:
+    height, width = card.shape[:2]
+    x0, y0, x1, y1 = box
+    patch = card[int(y0 * height):max(int(y1 * height), int(y0 * height) + 2),
+                 int(x0 * width):max(int(x1 * width), int(x0 * width) + 2)]
+    patch = cv2.resize(patch, PATCH, interpolation=cv2.INTER_AREA)
+    grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+    shape = _hog.compute(grey).ravel()
+    shape /= float(np.linalg.norm(shape)) + 1e-6
+    blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
+    redness = np.clip(red - (green + blue) / 2, 0, 1)
+    redness = cv2.resize(redness, REDNESS_CELLS, interpolation=cv2.INTER_AREA).ravel()
+    return np.concatenate([shape, REDNESS_WEIGHT * redness]).astype(np.float32)
+
+
+def white_balanced(card: np.ndarray) -> np.ndarray:
+    """Undo a colour cast: scale each channel so the card's brightest tenth is neutral."""
+    small = card[::4, ::4].reshape(-1, 3).astype(np.float32)
+    white = np.maximum(np.percentile(small, 95, axis=0), 16.0)
+    gains = white.max() / white
+    return np.clip(card.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+
+
+def features(card: np.ndarray, layout: str) -> np.ndarray:
+    """The unit-length feature vector of the card's index boxes for ``layout``."""
+    card = white_balanced(card)
+    vector = np.concatenate([box_features(card, box) for box in LAYOUTS[layout]])
+    return vector / (float(np.linalg.norm(vector)) + 1e-6)
+
+
+def orientations(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rectified card and the card turned half round: which short edge came out on top
+    depends on how the card lies, so both are enrolled."""
+    return card, cv2.rotate(card, cv2.ROTATE_180)

@@ -1,0 +1,109 @@
+"""Find the card in a frame and undo the camera's perspective.
+
+The card is the large region that differs from the table: the table's colour is estimated
+from the frame's border (the card never fills the frame), each pixel's distance from it in
+Lab is thresholded (Otsu), and the largest blob's convex hull is reduced to four corners.
+Rounded card corners make the hull an octagon-ish shape; the four-corner fit (Douglas-Peucker
+with a growing tolerance) lands on the rounded arcs, close enough for the corner index.
+
+The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
+edges: which one depends on how the card lies, so enrolment stores both orientations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+CARD_SIZE = (200, 290)  # width, height of the rectified card
+WORK_WIDTH = 320  # detection runs on a frame scaled to this width (speed)
+MIN_AREA = 0.03  # a card covers at least this fraction of the frame
+MAX_AREA = 0.9
+
+
+@dataclass(frozen=True)
+class Detection:
+    """Where the card is: its four corners in frame pixels, clockwise from the top-left of
+    the rectified card, and the rectified card image (BGR)."""
+
+    quad: np.ndarray
+    card: np.ndarray
+
+
+def find_card(frame: np.ndarray) -> np.ndarray | None:
+    """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card."""
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
+        raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
+    scale = WORK_WIDTH / frame.shape[1]
+    small = cv2.resize(frame, (WORK_WIDTH, max(1, round(frame.shape[0] * scale))),
+                       interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    border = np.concatenate([lab[:3].reshape(-1, 3), lab[-3:].reshape(-1, 3),
+                             lab[:, :3].reshape(-1, 3), lab[:, -3:].reshape(-1, 3)])
+    table = np.median(border, axis=0)
+    distance = np.linalg.norm(lab - table, axis=2)
+    distance = np.clip(distance * (255.0 / max(float(distance.max()), 1.0)), 0, 255)
+    _, mask = cv2.threshold(distance.astype(np.uint8), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    area = mask.shape[0] * mask.shape[1]
+    # Dark lines in a face picture can cut the card's blob in pieces: keep every large piece.
+    sizes = [cv2.contourArea(contour) for contour in contours]
+    floor = max(0.1 * max(sizes), 0.002 * area)
+    pieces = [contour for contour, size in zip(contours, sizes) if size >= floor]
+    hull = cv2.convexHull(np.concatenate(pieces))
+    hull_area = cv2.contourArea(hull)
+    if not MIN_AREA * area <= hull_area <= MAX_AREA * area:
+        return None
+    quad = _four_corners(hull)
+    if quad is None:
+        return None
+    # A card is a filled rectangle: its blob fills most of its four-corner outline.
+    if hull_area < 0.85 * cv2.contourArea(quad.reshape(-1, 1, 2)):
+        return None
+    return _clockwise(quad / scale)
+
+
+def _four_corners(hull: np.ndarray) -> np.ndarray | None:
+    perimeter = cv2.arcLength(hull, True)
+    for fraction in (0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.1):
+        approx = cv2.approxPolyDP(hull, fraction * perimeter, True)
+        if len(approx) == 4:
+            return approx.reshape(4, 2).astype(np.float32)
+        if len(approx) < 4:
+            break
+    return cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)  # no clean quad: its box
+
+
+def _clockwise(quad: np.ndarray) -> np.ndarray:
+    """Corners clockwise (image coordinates), starting so that the first edge is short."""
+    centre = quad.mean(axis=0)
+    angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
+    quad = quad[np.argsort(angles)]  # clockwise on screen (y points down)
+    edges = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    if edges[0] + edges[2] > edges[1] + edges[3]:
+        quad = np.roll(quad, -1, axis=0)  # first edge was a long one: start one corner later
+    return quad.astype(np.float32)
+
+
+def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """The card seen square-on, ``CARD_SIZE`` pixels, portrait."""
+    width, height = CARD_SIZE
+    target = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]],
+                      np.float32)
+    matrix = cv2.getPerspectiveTransform(quad.astype(np.float32), target)
+    return cv2.warpPerspective(frame, matrix, (width, height), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def detect(frame: np.ndarray) -> Detection | None:
+    """Find and rectify the card; None when the frame shows no card."""
+    quad = find_card(frame)
+    if quad is None:
+        return None
+    return Detection(quad, rectify(frame, quad))

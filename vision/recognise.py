@@ -1,0 +1,63 @@
+"""Frame in, card out, or a clear "unknown": the whole pipeline behind one call.
+
+A read is accepted only if the card was found, looks like the enrolled deck (distance within
+the deck's ``max_distance``) and its confidence reaches the deck's threshold. Anything else
+is declined with the reason: the table then asks the supervisor, which is always better than
+taking a wrong card.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from shoe_controller.cards import Card
+from vision.detect import detect
+from vision.model import DeckModel
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """``card`` is None when declined; ``reason`` says why (empty when accepted)."""
+
+    card: Card | None
+    confidence: float
+    distance: float
+    best_guess: Card | None
+    reason: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"card": None if self.card is None else self.card.code,
+                "confidence": round(self.confidence, 4), "distance": round(self.distance, 4),
+                "best_guess": None if self.best_guess is None else self.best_guess.code,
+                "reason": self.reason}
+
+
+class Recogniser:
+    """Reads cards of one enrolled deck. Thread-safe (no mutable state)."""
+
+    def __init__(self, model: DeckModel, threshold: float | None = None) -> None:
+        self.model = model
+        self.threshold = model.threshold if threshold is None else threshold
+
+    def recognise(self, frame: np.ndarray) -> Recognition:
+        start = time.perf_counter()
+        found = detect(frame)
+        if found is None:
+            return Recognition(None, 0.0, float("inf"), None, "no card found in the frame",
+                               time.perf_counter() - start)
+        match = self.model.match(found.card)
+        reason = ""
+        if match.distance > self.model.max_distance:
+            reason = (f"does not look like deck {self.model.name!r} (distance "
+                      f"{match.distance:.3f} > {self.model.max_distance:.3f})")
+        elif match.confidence < self.threshold:
+            reason = (f"unsure: {match.card.code} or {match.runner_up.code if match.runner_up else '?'}"
+                      f" (confidence {match.confidence:.3f} < {self.threshold:.3f})")
+        confidence = match.confidence if not reason.startswith("does not") else 0.0
+        return Recognition(None if reason else match.card, confidence, match.distance,
+                           match.card, reason, time.perf_counter() - start)
