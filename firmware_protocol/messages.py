@@ -617,22 +617,33 @@ class StatusReport(Message):
 
 @dataclass(frozen=True, slots=True)
 class SetExitLock(Message):
-    """Lock (card stop engaged: no card can leave) or unlock the card exit."""
+    """Lock (card stop engaged: no card can leave) or unlock the card exit.
+
+    ``cards`` (with ``locked`` False): the exit relocks by itself after that many cards have
+    left, 0 = stays unlocked until told. The host unlocks for exactly the card that is due
+    (``cards=1``), so a command lost on a bad line can never let a second card out.
+    """
 
     TYPE: ClassVar[MessageType] = MessageType.SET_EXIT_LOCK
+    _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<BB")
 
     locked: bool
+    cards: int = 0
 
     def __post_init__(self) -> None:
         _check_bool("locked", self.locked)
+        _check_uint("cards", self.cards, 8)
+        if self.locked and self.cards:
+            raise ValueError("cards must be 0 when locking the exit")
 
     def encode_payload(self) -> bytes:
-        return b"\x01" if self.locked else b"\x00"
+        return self._LAYOUT.pack(1 if self.locked else 0, self.cards)
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Self:
-        _check_size(cls, payload, 1)
-        return cls(_byte_bool("locked", payload[0]))
+        _check_size(cls, payload, cls._LAYOUT.size)
+        locked, cards = cls._LAYOUT.unpack(payload)
+        return cls(_byte_bool("locked", locked), cards)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "odds": ("shoe_controller.commands.odds", "exact baccarat odds for a shoe composition"),
     "replay": ("shoe_controller.commands.replay", "deal a shoe file through the baccarat engine"),
     "journal": ("shoe_controller.commands.journal", "verify, export or recall a table journal"),
+    "vision": ("shoe_controller.commands.vision", "camera fallback: enrol a deck, read cards"),
     "table-sim": ("simulators.table_sim_cli", "run the reference table system (game server)"),
 }
 

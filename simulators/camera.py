@@ -190,7 +190,7 @@ class FrameStyle:
     """How hard the camera's conditions are; defaults are a plausible table camera."""
 
     size: tuple[int, int] = FRAME_SIZE
-    card_height: tuple[float, float] = (0.42, 0.62)  # of the frame height
+    card_height: tuple[float, float] = (0.5, 0.72)  # of the frame height
     max_rotation: float = 180.0  # degrees either way
     perspective: float = 0.07  # corner jitter, fraction of the card size
     blur: float = 1.2  # max Gaussian sigma

@@ -275,13 +275,16 @@ class SimulatedShoe:
         elif isinstance(event, PeerRestarted):
             log.info("host restarted: exit locked, %d messages carried over", event.carried_over)
             self.model.set_exit_locked(True)
+            # The old host's lights mean nothing now (a RESULT light left on would keep the
+            # dealer from seeing the new host ask for confirmation); the new host resends its own.
+            self.model.set_indicators(0)
         elif isinstance(event, LinkUp):
             log.info("host connected (session %08x, resumed=%s)", event.peer_session, event.resumed)
 
     def _handle_command(self, message: Message, now: float) -> None:
         match message:
-            case SetExitLock(locked=locked):
-                self.model.set_exit_locked(locked)
+            case SetExitLock(locked=locked, cards=cards):
+                self.model.set_exit_locked(locked, cards)
             case SetIndicators(lights=lights, beep_ms=beep_ms):
                 self.model.set_indicators(int(lights))
                 if beep_ms:

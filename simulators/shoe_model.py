@@ -88,6 +88,7 @@ class ShoeModel:
         self._misread_rate = misread_rate
         self._misread_rng = random.Random(seed)
         self.exit_locked = True
+        self._relock_after = 0
         self.lid_open = False
         self.jammed = False
         self.indicators = 0
@@ -110,12 +111,15 @@ class ShoeModel:
         self.drawn = []
         self._cut_card_reported = False
         self.exit_locked = True
+        self._relock_after = 0
         return [StateNotice(Notice.SHOE_LOADED, 0)]
 
     # -- what the host commands -----------------------------------------------------------
 
-    def set_exit_locked(self, locked: bool) -> None:
+    def set_exit_locked(self, locked: bool, cards: int = 0) -> None:
+        """``cards`` > 0 with an unlock: the stop re-engages by itself after that many cards."""
         self.exit_locked = locked
+        self._relock_after = 0 if locked else cards
 
     def set_indicators(self, lights: int) -> None:
         self.indicators = lights
@@ -137,6 +141,10 @@ class ShoeModel:
         card_out = CardOut(index + 1, self.cards[index], misread, self.exit_locked)
         self.drawn.append(card_out)
         outputs.append(card_out)
+        if not card_out.while_locked and self._relock_after:
+            self._relock_after -= 1
+            if not self._relock_after:
+                self.exit_locked = True
         if self.is_empty:
             outputs.append(StateNotice(Notice.SHOE_EMPTY, self.counter))
         return outputs

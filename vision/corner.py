@@ -17,17 +17,23 @@ import numpy as np
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the card
 
+WHOLE: Box = (0.0, 0.0, 1.0, 1.0)
 LAYOUTS: dict[str, tuple[Box, ...]] = {
-    "top-left": ((0.0, 0.0, 0.2, 0.3),),
-    "top-left-wide": ((0.0, 0.0, 0.28, 0.36),),
-    "top-corners": ((0.0, 0.0, 0.24, 0.28), (0.76, 0.0, 1.0, 0.28)),
+    "top-left": ((0.0, 0.0, 0.2, 0.3), WHOLE),
+    "top-left-wide": ((0.0, 0.0, 0.28, 0.36), WHOLE),
+    "top-corners": ((0.0, 0.0, 0.24, 0.28), (0.76, 0.0, 1.0, 0.28), WHOLE),
 }
+"""Each layout ends with the whole card at coarse resolution: the index glyphs are small and
+a blurred 5, 6 or 8 looks alike, but the pip pattern or the face picture around it does not."""
 
 PATCH = (32, 64)  # width, height each box is resampled to
 REDNESS_CELLS = (4, 8)
 REDNESS_WEIGHT = 0.25
 
+WHOLE_PATCH = (48, 64)
+
 _hog = cv2.HOGDescriptor(PATCH, (16, 16), (8, 8), (8, 8), 9)
+_hog_whole = cv2.HOGDescriptor(WHOLE_PATCH, (16, 16), (8, 8), (8, 8), 9)
 
 
 def box_features(card: np.ndarray, box: Box) -> np.ndarray:
@@ -35,9 +41,10 @@ def box_features(card: np.ndarray, box: Box) -> np.ndarray:
     x0, y0, x1, y1 = box
     patch = card[int(y0 * height):max(int(y1 * height), int(y0 * height) + 2),
                  int(x0 * width):max(int(x1 * width), int(x0 * width) + 2)]
-    patch = cv2.resize(patch, PATCH, interpolation=cv2.INTER_AREA)
+    whole = box == WHOLE
+    patch = cv2.resize(patch, WHOLE_PATCH if whole else PATCH, interpolation=cv2.INTER_AREA)
     grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
-    shape = _hog.compute(grey).ravel()
+    shape = (_hog_whole if whole else _hog).compute(grey).ravel()
     shape /= float(np.linalg.norm(shape)) + 1e-6
     blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
     redness = np.clip(red - (green + blue) / 2, 0, 1)

@@ -34,9 +34,10 @@ from shoe_controller.errors import ShoeError
 from vision.corner import LAYOUTS, features, orientations
 
 FORMAT_VERSION = 1
-MIN_THRESHOLD = 0.08
+MIN_THRESHOLD = 0.12
 DISTANCE_SLACK = 1.3
 THRESHOLD_SLACK = 0.05
+THRESHOLD_FACTOR = 1.3  # held-out reads use one frame fewer per card: stay well above
 DECK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -61,6 +62,7 @@ def card_index(card: Card) -> int:
 
 
 def card_of(index: int) -> Card:
+    index = int(index)
     return Card(index % 13 + 1, Suit(index // 13))
 
 
@@ -180,9 +182,13 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames
     other = np.where(labels[None, :] != predicted[:, None], distances[rows], np.inf).min(axis=1)
     confidence = np.where(other > 0, (other - d_best) / other, 0.0)
     right = predicted == labels[rows]
-    max_distance = DISTANCE_SLACK * float(d_best[right].max()) if right.any() else 0.0
-    wrong_conf = float(confidence[~right].max()) if (~right).any() else 0.0
-    threshold = max(MIN_THRESHOLD, wrong_conf + THRESHOLD_SLACK)
+    # A frame whose card was badly found is far from everything: the 99th percentile keeps
+    # it from widening the deck, and wrong reads it would decline anyway set no threshold.
+    max_distance = (DISTANCE_SLACK * float(np.percentile(d_best[right], 99))
+                    if right.any() else 0.0)
+    considered = ~right & (d_best <= max_distance)
+    wrong_conf = float(confidence[considered].max()) if considered.any() else 0.0
+    threshold = max(MIN_THRESHOLD, THRESHOLD_FACTOR * wrong_conf + THRESHOLD_SLACK)
     accepted = (confidence >= threshold) & (d_best <= max_distance)
     enrolment = {
         "frames": float(len(rows)),

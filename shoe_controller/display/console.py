@@ -7,6 +7,7 @@ status line (a progress bar through the shoe) instead of scrolling every prompt,
 
 from __future__ import annotations
 
+import copy
 import sys
 from typing import TextIO
 
@@ -24,10 +25,14 @@ class Console:
         self.shoe_cards = shoe_cards
         self.color = self.stream.isatty() if color is None else color
         self.stats = ShoeStats()
+        #: The last finished shoe's figures (the next shoe may already be loaded).
+        self.finished: ShoeStats | None = None
         self._last_prompt = ""
 
     def __call__(self, update: Update) -> None:
         for event in update.events:
+            if event["type"] == "shoe_loaded":
+                self.stats = ShoeStats()
             self.stats.add(event)
             if event["type"] == "round_result":
                 self._line(self._result_line(event))
@@ -41,6 +46,7 @@ class Console:
                 self._line("-- Cut card out: one more round" if event["during_round"]
                            else "-- Cut card out: this round is the last")
             elif event["type"] == "shoe_finished":
+                self.finished = copy.deepcopy(self.stats)
                 self._line(self._paint("== Shoe finished", BOLD))
         view = update.view
         prompt = view.prompt + (f"  ({view.detail})" if view.detail else "")
@@ -78,4 +84,5 @@ class Console:
         self.stream.flush()
 
     def summary(self) -> str:
-        return "\n".join(["", self._paint("Shoe summary", BOLD), *self.stats.lines()])
+        stats = self.finished or self.stats
+        return "\n".join(["", self._paint("Shoe summary", BOLD), *stats.lines()])

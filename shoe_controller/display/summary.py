@@ -23,9 +23,7 @@ class ShoeStats:
 
     def add(self, event: dict[str, Any]) -> None:
         kind = event["type"]
-        if kind == "shoe_loaded":
-            self.__init__()  # type: ignore[misc]
-        elif kind in ("burn_card", "card"):
+        if kind in ("burn_card", "card"):
             self.cards_dealt += 1
             if kind == "burn_card":
                 self.cards_burned += 1

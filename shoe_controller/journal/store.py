@@ -159,7 +159,10 @@ class Journal:
     # -- opening -------------------------------------------------------------------------
 
     def _open_writable(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot create the journal's folder: {exc}") from exc
         try:
             conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0

@@ -23,6 +23,8 @@ from typing import Any
 
 from shoe_controller.errors import ProtocolViolation
 
+__all__ = ["ProtocolViolation"]
+
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 64 * 1024
 """Larger messages are refused with ``too_large`` (the connection stays up)."""
@@ -127,7 +129,7 @@ def decode(text: str | bytes, key: bytes, *, sender: str) -> dict[str, Any]:
     ``sender`` is ``"controller"`` or ``"table_system"`` (who is allowed to send what).
     Raises :class:`ProtocolViolation` with the error code to send back; never anything else.
     """
-    size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
+    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else len(text)
     if size > MAX_MESSAGE_BYTES:
         raise ProtocolViolation(TOO_LARGE, f"{size} bytes; the limit is {MAX_MESSAGE_BYTES}")
     try:

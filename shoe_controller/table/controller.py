@@ -237,6 +237,9 @@ class TableController:
                 self._apply(item)
             wait_for = 0
         self._run_timers()
+        # The exit is set once everything that arrived has been applied: unlocking after one
+        # card while the next (say, one forced past the stop) is already queued would let a
+        # card out that is not due. Between cards the shoe keeps its stop engaged by itself.
         self._sync_device()
 
     def run(self, should_stop: Callable[[], bool], shoes: int | None = None) -> None:
@@ -294,10 +297,8 @@ class TableController:
         actor = item.supervisor if isinstance(item, SupervisorAction) else None
         record = self.journal.append(item.KIND, item.to_data(), actor=actor)
         events = self.table.handle(item)
-        # Lock the exit (if no card is due now) before the shoe learns its card arrived: the
-        # lock then leaves with the acknowledgement, so a dealer waiting on the acknowledgement
-        # cannot pull a card that is not due.
-        self._sync_device()
+        if isinstance(item, (CardDrawn, CardMisread)) and not item.drawn_while_locked:
+            self._sent_lock = True  # the shoe re-engaged its stop after this card by itself
         self.connection.commit()  # only now may the shoe learn that its message arrived
         if self.reporter is not None:
             self.reporter.add(record.seq, record.wall_time, events)
@@ -399,7 +400,9 @@ class TableController:
             return
         view = self.table.view()
         if view.exit_locked != self._sent_lock:
-            self.connection.send(wire.SetExitLock(locked=view.exit_locked))
+            # Unlock for the one card that is due: the shoe relocks after it by itself.
+            self.connection.send(wire.SetExitLock(locked=view.exit_locked,
+                                                  cards=0 if view.exit_locked else 1))
             self._sent_lock = view.exit_locked
         lights = wire.Indicator(0)
         for name in view.lights:

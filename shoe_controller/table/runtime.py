@@ -6,13 +6,16 @@ Shared by ``shoe run``, ``shoe demo`` and the end-to-end tests, so all three run
 from __future__ import annotations
 
 import contextlib
+import fcntl
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from firmware_protocol.link import LinkConfig
 from shoe_controller import __version__
 from shoe_controller.config import RunConfig
 from shoe_controller.device import ShoeConnection
+from shoe_controller.errors import JournalError
 from shoe_controller.games.registry import create_game
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import TableController
@@ -38,6 +41,22 @@ def table_system_reporter(config: RunConfig) -> Any:
         url=config.table_url, token=config.table_token, key=read_key_file(config.table_key_file),
         table_id=config.table_id, ssl_context=context, controller_version=__version__,
     ))
+
+
+@contextlib.contextmanager
+def journal_lock(journal: Path) -> Iterator[None]:
+    """Hold ``<journal>.lock`` exclusively: two controllers on one journal would interleave
+    two tables' inputs. The OS releases it when the process dies, even by SIGKILL."""
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    with open(journal.with_name(journal.name + ".lock"), "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise JournalError(f"{journal}: in use by another shoe controller") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def link_config(config: RunConfig) -> LinkConfig:

@@ -25,7 +25,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, StreamingResponse
@@ -390,10 +390,10 @@ class WebServer:
             self.controller.listeners.remove(self._on_update)
         except ValueError:
             pass
-        loop = self._loop
-        if loop is not None and self._thread.is_alive():
+        loop, hub = self._loop, getattr(self, "hub", None)
+        if loop is not None and hub is not None and self._thread.is_alive():
             try:
-                loop.call_soon_threadsafe(self.hub.close)
+                loop.call_soon_threadsafe(hub.close)  # ends the event streams first
             except RuntimeError:
                 pass
         self._server.should_exit = True
@@ -404,7 +404,7 @@ class WebServer:
         self._sock.close()
         self._odds_pool.shutdown(wait=False, cancel_futures=True)
 
-    def __enter__(self) -> WebServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -228,6 +228,16 @@ def roads(marks: Sequence[RoundMark], rows: int = ROWS) -> Roads:
 
 
 __all__ = [
-    "BigRoad", "Cell", "DERIVED_ROADS", "RoundMark", "Roads", "bead_plate", "big_road",
-    "derived_marks", "derived_road", "place", "roads", "streaks_of",
+    "DERIVED_ROADS",
+    "BigRoad",
+    "Cell",
+    "Roads",
+    "RoundMark",
+    "bead_plate",
+    "big_road",
+    "derived_marks",
+    "derived_road",
+    "place",
+    "roads",
+    "streaks_of",
 ]

@@ -127,6 +127,8 @@ class State(BaseModel):
     profile: str
     view: TableViewDoc
     round: Round | None
+    previous_round: Round | None = Field(
+        description="the last finished or voided round before `round`")
     stats: Stats
     roads: Roads
     recall: list[Round]

@@ -71,6 +71,9 @@ class TableHistory:
         self.shoe_cards = 52 * profile.decks
         self.shoes: list[ShoeRecord] = []
         self.current: dict[str, Any] | None = None  # the round being dealt or just shown
+        #: The last finished round before ``current``: the dealer sees its result (or that it
+        #: was voided) until the next round's first card, however fast the table moved on.
+        self.previous: dict[str, Any] | None = None
         self.recall: list[dict[str, Any]] = []
         self.supervisor_log: list[dict[str, Any]] = []
         self.view: dict[str, Any] = {}
@@ -96,7 +99,7 @@ class TableHistory:
         if kind == "shoe_loaded":
             self.shoes.append(ShoeRecord(int(event["shoe"])))
             del self.shoes[:-KEEP_SHOES]
-            self.current = None
+            self.current = self.previous = None
         shoe = self.shoes[-1] if self.shoes else None
         if shoe is not None:
             shoe.stats.add(event)
@@ -109,10 +112,13 @@ class TableHistory:
         if kind == "burn":
             shoe.burn = list(event["cards"])
         elif kind == "round_opened":
+            if self.current is not None and (self.current["result"] or self.current["void"]):
+                self.previous = self.current
             self.current = {"shoe": shoe.number, "round": event["round"], "cards": [],
                             "result": None, "void": None, "irregularities": []}
             shoe.rounds.append(self.current)
-            self.recall = [*self.recall, self.current][-RECALL_ROUNDS:]
+            # One more than shown: the round in progress is not recalled until it is over.
+            self.recall = [*self.recall, self.current][-(RECALL_ROUNDS + 1):]
         elif self.current is None:
             return
         elif kind == "card":
@@ -179,6 +185,7 @@ class TableHistory:
             "profile": self.profile.name,
             "view": self.view,
             "round": self.round_document(self.current),
+            "previous_round": self.round_document(self.previous),
             "stats": self.stats(),
             "roads": self.roads(),
             "recall": self.recall_document(),

@@ -4,7 +4,15 @@ Each time the controller is restarted on the same journal. The journal must stay
 chain, and what it records must be exactly what ``shoe replay`` deals from the same shoe file:
 no card lost, none counted twice, no round voided, no irregularity raised by the restarts
 themselves (the shoe keeps every card the host has not acknowledged and resends it; the host
-acknowledges a card only after it is journalled).
+acknowledges a card only after it is journalled). The journal runs with the default
+durability (``full``).
+
+Known failure (simulator side, reported to the lead): when the controller is killed after the
+virtual dealer pressed the button for a shown result but before that press was journalled, the
+link drops the press on the host's restart (stale intent, SPEC.md) and the shoe keeps the old
+RESULT light on; the restarted controller lights it again, the dealer sees no off->on change
+and never presses again, so the table waits in ``result_shown`` forever. Fix: the shoe clears
+its indicators on ``PeerRestarted`` (simulators/shoe.py ``_on_link_event``), as on a reboot.
 """
 
 from __future__ import annotations

@@ -5,6 +5,12 @@ bytes corrupted, 0.5 % of frames dropped, 0.5 % duplicated, and a dropped TCP co
 every 100 cards (``disconnect`` is per byte: 0.0002 is one cut in about 5 000 bytes, roughly
 90-100 cards of traffic both ways). The controller must finish the shoe by itself, and its
 journal must export line for line what ``shoe replay`` deals from the same file.
+
+Known failure (reported to the lead): on this line the dealer pulls cards when none is due
+(``extra_card``, then ``link_lost`` mid-round), and with no supervisor the table stays latched.
+Likely cause: the host's SetExitLock goes out in the frame that acknowledges the card; when
+that frame is lost or corrupted, a later heartbeat/ack frame still acknowledges the card, so the
+shoe (dealer pace 0 waits only for the acknowledgement) pulls again before the lock arrives.
 """
 
 from __future__ import annotations

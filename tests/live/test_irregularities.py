@@ -134,9 +134,10 @@ def test_extra_card_when_none_is_due(tmp_path: Path) -> None:
 # -- a card forced past the locked exit -----------------------------------------------------
 
 def test_card_forced_past_the_locked_exit(tmp_path: Path) -> None:
-    """forced-pull: armed at round 1's 2nd card, it fires when the exit next locks (the
-    result is shown); the shoe reports the card as drawn while locked."""
-    counter = PLAN.last_card(1) + 1
+    """forced-pull: armed at round 1's 2nd card, it fires when the exit next locks, which is
+    at once: the shoe re-engages its stop after every card until the host unlocks it for the
+    next one. The shoe reports the card as drawn while locked."""
+    counter = PLAN.card(1, 2) + 1
     with live_table(tmp_path, CARDS, mistakes=f"forced-pull@{PLAN.card(1, 2)}") as live:
         wait_for_latch(live)
         check_latched(live, Irregularity.CARD_WHILE_LOCKED)

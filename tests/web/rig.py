@@ -45,6 +45,14 @@ LINK = LinkConfig(retransmit_timeout=0.03, retransmit_timeout_max=0.3, heartbeat
 NEVER = 3600.0  # the virtual dealer's button delay when the test presses the button itself
 
 
+class OneShoeDealer(VirtualDealer):
+    """A dealer who leaves the table after the shoe: no fresh shoe when SHUFFLE lights, so the
+    finished shoe stays on the display for the test to examine."""
+
+    def _watch_shuffle(self, view: Any) -> list[Any]:
+        return []
+
+
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
     """Wait (polling) until ``condition()``; fail naming ``what`` after ``timeout`` seconds."""
     end = time.monotonic() + timeout
@@ -63,6 +71,7 @@ class WebTable:
     web: WebServer
     journal: Path
     errors: list[BaseException]
+    thread: threading.Thread
 
     @property
     def url(self) -> str:
@@ -115,10 +124,13 @@ class WebTable:
 
 @contextlib.contextmanager
 def web_table(tmp_path: Path, cards: list[Card], *, auto_pull: bool = False,
-              mistakes: str = "", betting_seconds: float = 0.05) -> Iterator[WebTable]:
-    """The whole stack running: shoe thread, controller thread, web server thread."""
-    dealer = VirtualDealer(auto_pull=auto_pull, mistakes=parse_mistakes(mistakes),
-                           button_delay=0.01 if auto_pull else NEVER)
+              mistakes: str = "", betting_seconds: float = 0.05,
+              shoes: int | None = None) -> Iterator[WebTable]:
+    """The whole stack running: shoe thread, controller thread (until ``shoes`` shoes are
+    finished, if given), web server thread."""
+    dealer_class = OneShoeDealer if shoes == 1 else VirtualDealer
+    dealer = dealer_class(auto_pull=auto_pull, mistakes=parse_mistakes(mistakes),
+                          button_delay=0.01 if auto_pull else NEVER)
     sim = SimulatedShoe(ShoeModel(cards, cut_card=CUT_CARD), dealer=dealer, link_config=LINK,
                         rng=random.Random(7), announce_loaded=True)
     host, device = memory_pair()
@@ -138,13 +150,13 @@ def web_table(tmp_path: Path, cards: list[Card], *, auto_pull: bool = False,
 
             def run() -> None:
                 try:
-                    controller.run(lambda: stop.is_set() or web.failed)
+                    controller.run(lambda: stop.is_set() or web.failed, shoes=shoes)
                 except BaseException as exc:  # noqa: BLE001 - reported by WebTable.check
                     errors.append(exc)
 
             thread = threading.Thread(target=run, name="controller", daemon=True)
             thread.start()
-            table = WebTable(sim, runner, controller, web, journal, errors)
+            table = WebTable(sim, runner, controller, web, journal, errors, thread)
             try:
                 yield table
             finally:

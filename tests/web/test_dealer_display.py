@@ -9,6 +9,7 @@ worked out independently from the cards (``Coup``), not read back from the table
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
@@ -98,7 +99,8 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
             if number == 2:
                 page.screenshot(path=str(artifacts / "dealer-result.png"))
             table.press_button()
-            expect(page.get_by_test_id("result-banner")).to_be_hidden()
+            # Confirmed: the result stays on screen, dimmed, until the next round's first card.
+            expect(page.get_by_test_id("result-banner")).to_have_class(re.compile(r"\blast\b"))
 
         # Statistics, roads and recall after two rounds (both ties with this shoe).
         outcomes = [coup.result().outcome.value for coup in played]
@@ -117,9 +119,9 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
         forced = table.pull(forced=True)
         error = page.get_by_test_id("error")
         expect(error).to_be_visible()
-        expect(page.get_by_test_id("error-title")).to_have_text("Card forced past the locked exit")
+        expect(page.get_by_test_id("prompt")).to_have_text("Card forced past the locked exit")
         expect(page.get_by_test_id("error-remedy")).to_contain_text("call a supervisor")
-        expect(page.get_by_test_id("prompt")).to_have_class("prompt level-error")
+        expect(page.get_by_test_id("prompt")).to_have_class(re.compile(r"\blevel-error\b"))
         page.screenshot(path=str(artifacts / "dealer-error.png"))
 
         # Read-only without the PIN: a wrong PIN leaves the actions hidden.
@@ -157,10 +159,13 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
         assert len(voids) == 1 and voids[0].actor == SUPERVISOR
         assert voids[0].data["reason"] == "wrong table limit"
 
-        # End the shoe (the page asks for a confirmation first).
+        # End the shoe (the page asks for a confirmation first). The virtual dealer loads the
+        # next shoe at once when the SHUFFLE light comes on, so the page moves on to shoe 2.
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_test_id("act-end").click()
-        expect(page.get_by_test_id("prompt")).to_have_text("Shoe finished")
+        expect(page.get_by_test_id("sup-log")).to_contain_text("alice: shoe_finished")
+        expect(page.get_by_test_id("shoe")).to_have_text("2")
+        expect(page.get_by_test_id("stat-rounds")).to_have_text("0")
         ends = supervisor_records(table.journal, "end_shoe")
         assert len(ends) == 1 and ends[0].actor == SUPERVISOR
 

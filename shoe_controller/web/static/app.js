@@ -37,17 +37,16 @@ function render(s) {
 
   const prompt = $("#prompt");
   prompt.textContent = v.prompt;
-  prompt.className = "prompt level-" + v.level;
+  prompt.className = "prompt level-" + v.level + (v.prompt.length > 20 ? " long" : "");
   const error = v.latched.length ? v.latched[0] : null;
   $("#detail").textContent = error ? "" : v.detail;
   $("#error").hidden = !error;
   if (error) {
-    $('[data-testid="error-title"]').textContent = error.prompt;
     $('[data-testid="error-remedy"]').textContent = error.remedy;
     const more = v.latched.length > 1 ? ` (+${v.latched.length - 1} more)` : "";
     $('[data-testid="error-detail"]').textContent = (error.detail || "") + more;
   }
-  renderRound(s.round, v);
+  renderRound(s.round, s.previous_round, v);
   renderStats(s.stats);
   renderRoads(s.roads);
   renderOdds(s.odds);
@@ -82,16 +81,21 @@ function resultText(r) {
   return `Banker wins ${r.banker_total} to ${r.player_total}${natural}`;
 }
 
-function renderRound(round, view) {
+function renderRound(round, previous, view) {
   renderHand("player", round && round.player, view.due);
   renderHand("banker", round && round.banker, view.due);
   const banner = $("#banner");
-  if (round && round.void) {
-    banner.hidden = false; banner.className = "banner void";
-    banner.textContent = `Round ${round.round} voided`;
-  } else if (round && round.result) {
-    banner.hidden = false; banner.className = "banner " + round.result.outcome;
-    banner.textContent = resultText(round.result);
+  // Until the next round's first card, the last round's result (or void) stays on screen.
+  let shown = round, last = false;
+  if (previous && (!round || (!round.cards.length && !round.result && !round.void))) {
+    shown = previous; last = true;
+  }
+  if (shown && shown.void) {
+    banner.hidden = false; banner.className = "banner void" + (last ? " last" : "");
+    banner.textContent = `Round ${shown.round} voided`;
+  } else if (shown && shown.result) {
+    banner.hidden = false; banner.className = "banner " + shown.result.outcome + (last ? " last" : "");
+    banner.textContent = (last ? "Last: " : "") + resultText(shown.result);
   } else {
     banner.hidden = true; banner.textContent = "";
   }

@@ -1,0 +1,212 @@
+"""The camera fallback: when the shoe cannot read a card, read it from the camera, or decline.
+
+Wiring: :meth:`CameraFallback.attach` adds a listener to a :class:`TableController`. The
+listener runs on the controller's thread, so it only queues work: a worker thread of the
+fallback captures a frame and recognises it, and never touches the table itself. For a
+misread (an ``irregularity`` event of kind ``misread``, carrying the card's ``counter``):
+
+- confident read (the deck's threshold, or a stricter one given here): it submits
+  ``CameraRead(counter, card, confidence)`` with ``controller.submit``; the controller's
+  thread journals it (a ``camera_read`` record) and the table plays the card with source
+  ``camera``;
+- otherwise the misread stays latched, the supervisor enters the card by hand, and the log says
+  why the camera declined.
+
+Cross-check mode reads every card the scanner read too, and reports each *confident*
+disagreement (:func:`check_against_scanner`) to ``on_disagreement`` and the log; a camera that
+declines is not a disagreement. An exception in the worker reaches the owner: it is passed to
+``on_error`` and re-raised by :meth:`check` and :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from shoe_controller.cards import Card
+from shoe_controller.table.inputs import CameraRead, TableInput
+
+log = logging.getLogger("shoe_controller.camera")
+
+
+class Camera(Protocol):
+    def capture(self) -> np.ndarray: ...
+
+
+class Reader(Protocol):
+    """What the fallback needs from :class:`vision.recognise.Recogniser`."""
+
+    def recognise(self, frame: np.ndarray) -> Any: ...
+
+
+class Submitter(Protocol):
+    listeners: list[Callable[[Any], None]]
+
+    def submit(self, item: TableInput) -> None: ...
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The camera confidently read another card than the scanner did."""
+
+    counter: int
+    scanner: Card
+    camera: Card
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the fallback did with one card (kept in :attr:`CameraFallback.outcomes`)."""
+
+    kind: str  # "camera_read", "declined", "agrees", "disagrees", "unchecked"
+    counter: int
+    card: Card | None
+    confidence: float
+    reason: str = ""
+
+
+def check_against_scanner(counter: int, scanner: Card, read: Any, threshold: float
+                          ) -> Disagreement | None:
+    """A disagreement if the camera read (``Recognition``) names another card confidently."""
+    if read.card is None or read.confidence < threshold or read.card == scanner:
+        return None
+    return Disagreement(counter, scanner, read.card, float(read.confidence))
+
+
+_STOP = object()
+
+
+class CameraFallback:
+    def __init__(
+        self,
+        camera: Camera,
+        recogniser: Reader,
+        threshold: float | None,
+        controller: Submitter,
+        *,
+        cross_check: bool = False,
+        on_disagreement: Callable[[Disagreement], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.camera = camera
+        self.recogniser = recogniser
+        self.threshold = threshold if threshold is not None else float(
+            getattr(recogniser, "threshold", 0.0))
+        self.controller = controller
+        self.cross_check = cross_check
+        self.on_disagreement = on_disagreement
+        self.on_error = on_error
+        self.outcomes: list[Outcome] = []
+        self._work: queue.Queue[object] = queue.Queue()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Condition()
+        self._pending = 0
+
+    # ------------------------------------------------------------- life
+    def attach(self) -> CameraFallback:
+        """Listen to the controller and start the worker thread."""
+        self.controller.listeners.append(self.on_update)
+        self._thread = threading.Thread(target=self._run, name="camera-fallback", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 5.0) -> None:
+        if self.on_update in self.controller.listeners:
+            self.controller.listeners.remove(self.on_update)
+        if self._thread is not None:
+            self._work.put(_STOP)
+            self._thread.join(timeout)
+            self._thread = None
+        self.check()
+
+    def __enter__(self) -> CameraFallback:
+        return self.attach()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check(self) -> None:
+        """Re-raise an error the worker met (the owner calls this, e.g. once per step)."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every queued card has been handled (for tests and orderly shutdown)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    # ------------------------------------------------------------- listener (controller thread)
+    def on_update(self, update: Any) -> None:
+        for event in update.events:
+            kind = event.get("type")
+            if kind == "irregularity" and event.get("kind") == "misread":
+                self._enqueue(("misread", int(event["counter"]), None))
+            elif (self.cross_check and kind in ("card", "burn_card")
+                  and event.get("source") == "scanner" and event.get("counter") is not None):
+                self._enqueue(("check", int(event["counter"]), Card.from_code(event["card"])))
+
+    def _enqueue(self, job: tuple[str, int, Card | None]) -> None:
+        with self._idle:
+            self._pending += 1
+        self._work.put(job)
+
+    # ------------------------------------------------------------- worker thread
+    def _run(self) -> None:
+        while True:
+            job = self._work.get()
+            if job is _STOP:
+                return
+            try:
+                kind, counter, scanner = job  # type: ignore[misc]
+                if kind == "misread":
+                    self._read_misread(counter)
+                else:
+                    self._cross_check(counter, scanner)
+            except Exception as exc:  # noqa: BLE001 - handed to the owner, never lost
+                log.error("camera fallback failed: %s", exc, exc_info=True)
+                self._error = exc
+                if self.on_error is not None:
+                    self.on_error(exc)
+            finally:
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()
+
+    def _read_misread(self, counter: int) -> None:
+        read = self.recogniser.recognise(self.camera.capture())
+        if read.card is not None and read.confidence >= self.threshold:
+            self.outcomes.append(Outcome("camera_read", counter, read.card, read.confidence))
+            log.info("camera read unread card %d as %s (confidence %.3f)", counter,
+                     read.card.code, read.confidence,
+                     extra={"counter": counter, "card": read.card.code})
+            self.controller.submit(CameraRead(counter, read.card, float(read.confidence)))
+            return
+        reason = read.reason or f"confidence {read.confidence:.3f} < {self.threshold:.3f}"
+        self.outcomes.append(Outcome("declined", counter, None, read.confidence, reason))
+        log.warning("camera could not read card %d (%s): the supervisor must enter it",
+                    counter, reason, extra={"counter": counter})
+
+    def _cross_check(self, counter: int, scanner: Card | None) -> None:
+        assert scanner is not None
+        read = self.recogniser.recognise(self.camera.capture())
+        disagreement = check_against_scanner(counter, scanner, read, self.threshold)
+        if disagreement is None:
+            kind = "agrees" if read.card == scanner else "unchecked"
+            self.outcomes.append(Outcome(kind, counter, read.card, read.confidence, read.reason))
+            return
+        self.outcomes.append(Outcome("disagrees", counter, read.card, read.confidence))
+        log.warning("camera reads card %d as %s but the scanner as %s", counter,
+                    disagreement.camera.code, scanner.code,
+                    extra={"counter": counter, "camera": disagreement.camera.code,
+                           "scanner": scanner.code})
+        if self.on_disagreement is not None:
+            self.on_disagreement(disagreement)

@@ -1,0 +1,56 @@
+"""End to end: the software shoe misreads cards, the simulated camera films them, the camera
+fallback reads them and the round goes on with the right cards, journalled as camera reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shoe_controller.camera_fallback import CameraFallback, check_against_scanner
+from shoe_controller.cards import Card
+from simulators.camera import SimulatedCamera
+from vision.recognise import Recogniser
+
+from live.rig import (  # type: ignore[import-not-found]
+    TableShoeModel, check_no_card_lost, live_table, one_deck, plan_of, records_of,
+)
+
+from .conftest import enrol_design
+
+CARDS = one_deck(3)
+PLAN = plan_of(CARDS)
+
+
+def test_misread_cards_are_read_by_the_camera(tmp_path: Path, designs, card_cache) -> None:
+    misread = (PLAN.card(1, 2), PLAN.card(2, 1), PLAN.card(2, 3))
+    truth = {counter: CARDS[counter - 1] for counter in misread}
+    model = enrol_design(designs["tango"], sorted(set(truth.values()) | set(CARDS[:8])),
+                         card_cache, seed=5)
+    with live_table(tmp_path, CARDS, model=TableShoeModel(CARDS, misread_at=misread)) as live:
+        camera = SimulatedCamera(lambda: live.shoe.dealt()[-1].card, designs["tango"],
+                                 seed=2, cache=card_cache)
+        with CameraFallback(camera, Recogniser(model), None, live.controller) as fallback:
+            live.step_until(lambda: live.controller.shoes_finished >= 1, "the shoe to finish",
+                            timeout=40)
+            fallback.check()
+        records = live.records()
+        reads = {r.data["counter"]: r.data["card"] for r in records_of(records, "camera_read")}
+        assert reads == {counter: card.code for counter, card in truth.items()}
+        assert not [r for r in records if r.kind == "supervisor"]
+        check_no_card_lost(live)
+        camera_cards = [e for u in live.updates for e in u.events
+                        if e["type"] == "card" and e["source"] == "camera"]
+        assert sorted(e["counter"] for e in camera_cards) == sorted(misread)
+
+
+class _Read:
+    def __init__(self, card: Card | None, confidence: float) -> None:
+        self.card, self.confidence = card, confidence
+
+
+def test_cross_check_reports_only_a_confident_disagreement() -> None:
+    qs, ks = Card.from_code("QS"), Card.from_code("KS")
+    assert check_against_scanner(4, qs, _Read(qs, 0.9), 0.2) is None
+    assert check_against_scanner(4, qs, _Read(None, 0.0), 0.2) is None
+    assert check_against_scanner(4, qs, _Read(ks, 0.1), 0.2) is None
+    found = check_against_scanner(4, qs, _Read(ks, 0.5), 0.2)
+    assert found is not None and found.camera == ks and found.scanner == qs

@@ -1,0 +1,52 @@
+"""``shoe vision enroll|classify|bench`` on a folder of rendered, labelled frames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shoe_controller.cli import main
+from simulators.camera import write_labelled_folder
+
+from .conftest import CARDS
+
+
+def test_enroll_then_classify_and_bench(tmp_path: Path, designs, card_cache, capsys) -> None:
+    cards = CARDS[:6]
+    write_labelled_folder(tmp_path / "enrol", designs["anglo"], frames_per_card=5, seed=1,
+                          cards=cards, cache=card_cache)
+    write_labelled_folder(tmp_path / "test", designs["anglo"], frames_per_card=1, seed=2,
+                          cards=cards, cache=card_cache)
+    models = str(tmp_path / "models")
+    assert main(["vision", "enroll", "--deck", "house", "--models", models,
+                 str(tmp_path / "enrol")]) == 0
+    assert (tmp_path / "models" / "house.npz").exists()
+    capsys.readouterr()
+    images = sorted((tmp_path / "test").glob("*.png"))
+    assert main(["vision", "classify", "--deck", "house", "--models", models, "--json",
+                 *map(str, images)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["file"] for line in lines] == [str(image) for image in images]
+    for line, image in zip(lines, images):
+        assert line["card"] in (None, image.name.split("-")[0])
+        assert 0.0 <= line["confidence"] <= 1.0
+    assert main(["vision", "bench", "--deck", "house", "--models", models, "--json",
+                 str(tmp_path / "test")]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["frames"] == len(cards) and figures["wrong"] == 0
+
+
+def test_bad_labels_are_named(tmp_path: Path, capsys) -> None:
+    (tmp_path / "labels.csv").write_text("file,card\nx.png,ZZ\n")
+    (tmp_path / "x.png").write_bytes(b"")
+    assert main(["vision", "enroll", "--deck", "d", "--models", str(tmp_path / "m"),
+                 str(tmp_path)]) == 1
+    assert "labels.csv:2" in capsys.readouterr().err
+
+
+def test_unknown_deck_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    assert main(["vision", "classify", "--deck", "nope", "--models", str(tmp_path),
+                 str(tmp_path / "x.png")]) == 1
+    assert "not enrolled" in capsys.readouterr().err

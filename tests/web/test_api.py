@@ -1,0 +1,169 @@
+"""The read-only JSON API and the supervisor endpoints against a whole shoe played by the
+virtual dealer, cross-checked with the journal's export (``shoe journal export``), the roads
+built from it and the odds engine on the cards the shoe dealt."""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from shoe_controller.cards import Card, new_shoe
+from shoe_controller.games.baccarat.odds import exact_odds, remaining
+from shoe_controller.games.baccarat.profile import load_profile
+from shoe_controller.table.history import export_lines
+from shoe_controller.web.app import LOGIN_FAILURES, WebServerError, parse_http, start_web
+from shoe_controller.web.roads import RoundMark, roads
+
+from .rig import PIN, PROFILE, SUPERVISOR, WebTable, web_table
+
+
+def pair_rich_shoe() -> list[Card]:
+    """One deck with all four aces and kings at the back: when the shoe ends, the cards left
+    are rich in pairs, so the pair bets (11 to 1) give the player the edge."""
+    deck = new_shoe(1, 11)
+    back = [card for card in deck if card.rank in (1, 13)]
+    front = [card for card in deck if card.rank not in (1, 13)]
+    random.Random(5).shuffle(front)
+    return front + back
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebTable]:
+    """A whole shoe, dealt at full speed; the controller stops after it, the web stays up."""
+    with web_table(tmp_path_factory.mktemp("api"), pair_rich_shoe(), auto_pull=True,
+                   betting_seconds=0, shoes=1) as table:
+        table.wait(lambda: not table.thread.is_alive(), "the shoe to finish", timeout=30)
+        rounds = sum(1 for line in export_lines(table.journal) if line["type"] == "round")
+        table.wait(lambda: (table.get("/api/odds") or {}).get("after_round") == rounds,
+                   "the display to catch up")
+        yield table
+
+
+def export_rounds(table: WebTable) -> list[dict]:
+    return [line for line in export_lines(table.journal) if line["type"] == "round"]
+
+
+def test_rounds_are_the_journal_export(played: WebTable) -> None:
+    exported = export_rounds(played)
+    api = played.get("/api/rounds")
+    assert len(api) == len(exported) > 5
+    for got, want in zip(api, exported):
+        assert got["round"] == want["round"]
+        assert got["player"]["cards"] == want["player"] and got["banker"]["cards"] == want["banker"]
+        assert got["player"]["total"] == want["player_total"]
+        assert got["banker"]["total"] == want["banker_total"]
+        assert {key: got["result"][key] for key in want if key not in ("type", "round")} == {
+            key: value for key, value in want.items() if key not in ("type", "round")}
+    assert played.get("/api/rounds?shoe=1") == api
+    shoes = played.get("/api/shoes")
+    assert shoes[0]["shoe"] == 1 and shoes[0]["finished"] and shoes[0]["rounds"] == len(exported)
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        played.get("/api/rounds?shoe=99")
+    assert missing.value.code == 404
+
+
+def test_recall_is_the_last_ten_rounds(played: WebTable) -> None:
+    exported = export_rounds(played)
+    recall = played.get("/api/recall")
+    assert [r["round"] for r in recall] == [r["round"] for r in exported[-10:]]
+    assert [r["round"] for r in played.get("/api/recall?last=3")] == [
+        r["round"] for r in exported[-3:]]
+
+
+def test_roads_and_statistics_follow_the_results(played: WebTable) -> None:
+    exported = export_rounds(played)
+    assert played.get("/api/roads") == roads([RoundMark.from_result(r) for r in exported]
+                                             ).to_dict()
+    stats = played.get("/api/state")["stats"]
+    assert stats["rounds"] == len(exported)
+    for outcome in ("banker", "player", "tie"):
+        assert stats[outcome] == sum(r["outcome"] == outcome for r in exported)
+    assert stats["naturals"] == sum(r["natural"] for r in exported)
+    assert stats["player_pairs"] == sum(r["player_pair"] for r in exported)
+    shoe_end = next(line for line in export_lines(played.journal) if line["type"] == "shoe_end")
+    assert stats["cards_left"] == 52 - shoe_end["cards_used"]
+
+
+def test_odds_are_exact_for_the_remaining_shoe_and_flag_a_player_edge(played: WebTable) -> None:
+    profile = load_profile(PROFILE)
+    # Every card of the shoe that was dealt (burn and rounds; none was set aside), as exported.
+    dealt = [Card.from_code(code) for line in export_lines(played.journal)
+             for code in line.get("cards", []) + line.get("player", []) + line.get("banker", [])]
+    expected = exact_odds(remaining(profile.decks, dealt), profile)
+    odds = played.get("/api/odds")
+    assert odds["cards_left"] == expected.cards_left == 52 - len(dealt)
+    assert {b["bet"]: b["house_edge"] for b in odds["bets"]} == pytest.approx(
+        {name: float(bet.house_edge) for name, bet in expected.bets.items()}, abs=1e-12)
+    flagged = {b["bet"] for b in odds["bets"] if b["player_edge"]}
+    assert flagged == {name for name, bet in expected.bets.items() if bet.house_edge < 0}
+    assert "player_pair" in flagged  # the aces and kings are still in the shoe
+
+
+def test_page_highlights_a_bet_with_a_player_edge(played: WebTable, page: Page) -> None:
+    page.goto(played.url)
+    row = page.locator('[data-testid="odds"] tr[data-bet="player_pair"]')
+    expect(row).to_have_class("player-edge")
+    expect(row).to_contain_text("PLAYER EDGE")
+    expect(page.locator('[data-testid="odds"] tr[data-bet="banker"]')).not_to_have_class(
+        "player-edge")
+
+
+def test_openapi_documents_the_api(played: WebTable) -> None:
+    api = played.get("/openapi.json")
+    for path in ("/api/state", "/api/rounds", "/api/recall", "/api/odds", "/api/roads",
+                 "/api/shoes", "/api/stream", "/api/supervisor/action"):
+        assert path in api["paths"], path
+    assert "State" in api["components"]["schemas"]
+    with urllib.request.urlopen(played.url + "api/docs", timeout=5) as response:
+        assert b"openapi.json" in response.read()
+
+
+def test_supervisor_endpoints_check_the_pin_and_the_input(played: WebTable) -> None:
+    assert played.post("/api/supervisor/login", {"supervisor": SUPERVISOR, "pin": PIN}) == (
+        200, {"accepted": True, "supervisor": SUPERVISOR, "action": None})
+    status, body = played.post("/api/supervisor/login", {"supervisor": SUPERVISOR, "pin": "0"})
+    assert status == 403 and "wrong PIN" in body["detail"]
+    status, _ = played.post("/api/supervisor/action",
+                            {"supervisor": SUPERVISOR, "pin": "0", "action": "clear"})
+    assert status == 403
+    status, body = played.post("/api/supervisor/action",
+                               {"supervisor": SUPERVISOR, "pin": PIN, "action": "explode"})
+    assert status == 400 and "unknown supervisor action" in body["detail"]
+    status, body = played.post("/api/supervisor/action", {
+        "supervisor": SUPERVISOR, "pin": PIN, "action": "enter_card", "card": "ZZ"})
+    assert status == 400
+    # Too many wrong PINs for one id: refused for a while, even with the right PIN.
+    for _ in range(LOGIN_FAILURES):
+        assert played.post("/api/supervisor/login", {"supervisor": "bob", "pin": "1"})[0] == 403
+    assert played.post("/api/supervisor/login", {"supervisor": "bob", "pin": "1"})[0] == 429
+
+
+def test_a_restarted_display_rebuilds_the_shoes_from_the_journal(played: WebTable) -> None:
+    second = start_web(played.controller, "127.0.0.1", 0, profile=load_profile(PROFILE))
+    try:
+        with urllib.request.urlopen(second.url + "api/rounds?shoe=1", timeout=5) as response:
+            assert json.loads(response.read()) == played.get("/api/rounds?shoe=1")
+    finally:
+        second.close()
+        second.close()  # idempotent
+    second.check()
+
+
+def test_a_taken_port_is_a_clear_error(played: WebTable) -> None:
+    host, port = parse_http(played.url.removeprefix("http://").rstrip("/"))
+    with pytest.raises(WebServerError, match="cannot listen"):
+        start_web(played.controller, host, port, profile=load_profile(PROFILE))
+
+
+def test_parse_http() -> None:
+    assert parse_http("127.0.0.1:8080") == ("127.0.0.1", 8080)
+    assert parse_http("[::1]:0") == ("::1", 0)
+    for bad in ("8080", "host:", ":80", "host:99999", "host:http"):
+        with pytest.raises(WebServerError, match="HOST:PORT"):
+            parse_http(bad)
