@@ -39,13 +39,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--misread-rate", type=float, default=0.0,
                         help="share of cards the shoe cannot read (a supervisor is needed)")
     parser.add_argument("--journal", type=Path, help="keep the journal here (default: temporary)")
+    parser.add_argument("--http", metavar="HOST:PORT",
+                        help="also serve the dealer display, e.g. 127.0.0.1:8080 (try --pace 0.3)")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
                         default="warning")
 
 
 def run(args: argparse.Namespace) -> int:
     from shoe_controller.games.baccarat.profile import load_profile
-    from shoe_controller.table.runtime import running_table
+    from shoe_controller.table.runtime import running_table, services
     from simulators.dealer import VirtualDealer
     from simulators.pty import open_pty_pair
     from simulators.shoe import ShoeRunner, SimulatedShoe
@@ -76,10 +78,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe demo: {profile.name}, {len(cards)} cards, seed {seed}")
         print(f"software shoe on {pty.slave_path}; journal {journal}")
         started = time.monotonic()
-        with ShoeRunner(shoe, pty.device_side), running_table(config) as controller:
+        with ShoeRunner(shoe, pty.device_side), running_table(config) as controller, services(
+            controller, http=args.http
+        ) as extras:
             console = Console(progress=True, shoe_cards=len(cards))
             controller.listeners.append(console)
-            controller.run(stop.is_set, shoes=1)
+            controller.run(extras.should_stop(stop.is_set), shoes=1)
         elapsed = time.monotonic() - started
         print(console.summary())
         print(f"Shoe played in {elapsed:.1f} s (pace {args.pace:g} s).")

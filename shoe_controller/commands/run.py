@@ -45,6 +45,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "betting window (default) or stop once the round is over")
     parser.add_argument("--console", action="store_true",
                         help="accept supervisor commands on stdin (clear, void, enter, end)")
+    parser.add_argument("--http", metavar="HOST:PORT",
+                        help="serve the dealer display and read-only API, e.g. 127.0.0.1:8080")
+    parser.add_argument("--camera", metavar="SOURCE",
+                        help="camera fallback for misread cards: camera index, video file or URL")
+    parser.add_argument("--deck", help="enrolled deck the camera reads (shoe vision enroll)")
+    parser.add_argument("--models", help="folder of enrolled decks (docs/vision.md)")
+    parser.add_argument("--camera-cross-check", action="store_true",
+                        help="also read every scanned card with the camera and compare")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,12 +65,15 @@ def run(args: argparse.Namespace) -> int:
         "table_down_policy": args.table_down_policy,
     })
     setup_logging(config.log_json, config.log_level)
-    from shoe_controller.table.runtime import running_table
+    from shoe_controller.table.runtime import running_table, services
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    with running_table(config) as controller:
+    with running_table(config) as controller, services(
+        controller, http=args.http, camera=args.camera, deck=args.deck, models=args.models,
+        cross_check=args.camera_cross_check,
+    ) as extras:
         console = None
         if not args.quiet:
             console = Console()
@@ -75,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             SupervisorConsole(controller, sys.stdin).start()
         log.info("table running", extra={"device": config.device, "profile": config.profile,
                                           "journal": str(config.journal)})
-        controller.run(stop.is_set, shoes=config.shoes)
+        controller.run(extras.should_stop(stop.is_set), shoes=config.shoes)
         if console is not None and controller.shoes_finished:
             print(console.summary())
     return 0

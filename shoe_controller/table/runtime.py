@@ -15,7 +15,7 @@ from firmware_protocol.link import LinkConfig
 from shoe_controller import __version__
 from shoe_controller.config import RunConfig
 from shoe_controller.device import ShoeConnection
-from shoe_controller.errors import JournalError
+from shoe_controller.errors import ConfigError, JournalError
 from shoe_controller.games.registry import create_game
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import TableController
@@ -95,3 +95,54 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
             reporter.start()
             stack.callback(reporter.close)  # lets the table system acknowledge the last ones
         yield controller
+
+
+class Services:
+    """Optional services beside the controller (dealer display, camera fallback): each one's
+    failure in its own thread stops the controller's loop and is re-raised to the caller."""
+
+    def __init__(self) -> None:
+        self.checks: list[Any] = []
+
+    def should_stop(self, stop: Any) -> Any:
+        def check() -> bool:
+            for service in self.checks:
+                service.check()
+            return bool(stop())
+
+        return check
+
+
+@contextlib.contextmanager
+def services(controller: TableController, *, http: str | None = None,
+             camera: str | None = None, deck: str | None = None, models: str | None = None,
+             cross_check: bool = False) -> Iterator[Services]:
+    """Start the dealer display (``http`` "HOST:PORT") and the camera fallback (``camera``
+    source with an enrolled ``deck``) for ``controller``; stop them on exit."""
+    started = Services()
+    with contextlib.ExitStack() as stack:
+        if http:
+            from shoe_controller.games.baccarat.profile import load_profile
+            from shoe_controller.web.app import parse_http, start_web
+
+            host, port = parse_http(http)
+            web = start_web(controller, host, port, profile=load_profile(controller.profile))
+            stack.callback(web.close)
+            started.checks.append(web)
+            print(f"dealer display: {web.url}", flush=True)
+        if camera:
+            from shoe_controller.camera_fallback import CameraFallback
+            from vision.capture import open_source
+            from vision.model import DeckModel, models_dir
+            from vision.recognise import Recogniser
+
+            if not deck:
+                raise ConfigError("--camera needs --deck NAME (an enrolled deck: shoe vision enroll)")
+            recogniser = Recogniser(DeckModel.load(deck, models_dir(models)))
+            source = open_source(camera)
+            stack.callback(source.close)
+            fallback = CameraFallback(source, recogniser, None, controller,
+                                      cross_check=cross_check).attach()
+            stack.callback(fallback.close)
+            started.checks.append(fallback)
+        yield started
