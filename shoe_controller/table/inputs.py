@@ -62,6 +62,18 @@ class CameraRead(TableInput):
 
 
 @dataclass(frozen=True, slots=True)
+class CameraCheck(TableInput):
+    """Cross-check mode: the camera confidently read card ``counter`` as ``camera`` where
+    the scanner read ``card``."""
+
+    KIND: ClassVar[str] = "camera_check"
+    counter: int
+    card: Card
+    camera: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
 class ShoeEventInput(TableInput):
     """A shoe state change: lid_opened, lid_closed, shoe_loaded, shoe_empty, cut_card,
     card_at_exit, pull_refused."""
@@ -130,6 +142,7 @@ INPUT_TYPES: dict[str, type[TableInput]] = {
         CardDrawn,
         CardMisread,
         CameraRead,
+        CameraCheck,
         ShoeEventInput,
         ButtonPressed,
         LinkChanged,

@@ -21,6 +21,7 @@ class Irregularity(str, enum.Enum):
     LINK_LOST = "link_lost"
     DEVICE_FAULT = "device_fault"
     SHOE_EMPTY = "shoe_empty"
+    CAMERA_DISAGREES = "camera_disagrees"
 
     @property
     def prompt(self) -> str:
@@ -63,6 +64,10 @@ _PROMPTS: dict[Irregularity, tuple[str, str]] = {
     Irregularity.DEVICE_FAULT: (
         "Shoe reports a fault",
         "Clear the jam or fault in the shoe; a supervisor clears when it is fixed.",
+    ),
+    Irregularity.CAMERA_DISAGREES: (
+        "Camera and scanner disagree on a card",
+        "A supervisor checks the card: clear if the scanner was right, void the round if not.",
     ),
     Irregularity.SHOE_EMPTY: (
         "Shoe ran out of cards during the round",

@@ -35,6 +35,7 @@ from shoe_controller.table.game import Due, Game
 from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
+    CameraCheck,
     CameraRead,
     CardDrawn,
     CardMisread,
@@ -321,6 +322,15 @@ class Table:
             self.notice = f"camera read for card {item.counter} ignored: card {pending.counter} is pending"
             return
         self._resolve_pending(item.card, source="camera", actor=None)
+
+    def _on_camera_check(self, item: CameraCheck) -> None:
+        self._latch(
+            Irregularity.CAMERA_DISAGREES,
+            f"card {item.counter}: scanner {item.card.code}, camera {item.camera} "
+            f"({item.confidence:.0%})",
+            card=item.card.code,
+            counter=item.counter,
+        )
 
     def _on_shoe_event(self, item: ShoeEventInput) -> None:
         event = item.event

@@ -19,6 +19,7 @@ from shoe_controller.errors import ConfigError, JournalError
 from shoe_controller.games.registry import create_game
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import TableController
+from shoe_controller.table.inputs import CameraCheck
 from shoe_controller.table.machine import Table, TableSettings
 from shoe_controller.transports import transport_for_url
 
@@ -141,8 +142,13 @@ def services(controller: TableController, *, http: str | None = None,
             recogniser = Recogniser(DeckModel.load(deck, models_dir(models)))
             source = open_source(camera)
             stack.callback(source.close)
+            def disagreement(found: Any) -> None:
+                controller.submit(CameraCheck(found.counter, found.scanner, found.camera.code,
+                                              found.confidence))
+
             fallback = CameraFallback(source, recogniser, None, controller,
-                                      cross_check=cross_check).attach()
+                                      cross_check=cross_check,
+                                      on_disagreement=disagreement).attach()
             stack.callback(fallback.close)
             started.checks.append(fallback)
         yield started

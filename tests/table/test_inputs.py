@@ -13,6 +13,7 @@ from shoe_controller.table.inputs import (
     INPUT_TYPES,
     BettingCommand,
     ButtonPressed,
+    CameraCheck,
     CameraRead,
     CardDrawn,
     CardMisread,
@@ -32,6 +33,7 @@ inputs = st.one_of(
     st.builds(CardDrawn, cards, counters, texts, st.integers(0, 100), st.booleans(), texts),
     st.builds(CardMisread, counters, texts, st.booleans()),
     st.builds(CameraRead, counters, cards, st.floats(0, 1)),
+    st.builds(CameraCheck, counters, cards, texts, st.floats(0, 1)),
     st.builds(ShoeEventInput, texts, counters),
     st.builds(ButtonPressed, st.integers(0, 255)),
     st.builds(LinkChanged, st.booleans(), texts),
@@ -49,7 +51,7 @@ def test_round_trip_through_json(item) -> None:
 
 
 def test_every_kind_is_covered() -> None:
-    assert len(INPUT_TYPES) == 10
+    assert len(INPUT_TYPES) == 11
 
 
 @pytest.mark.parametrize(

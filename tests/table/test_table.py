@@ -13,6 +13,7 @@ from shoe_controller.games.registry import create_game
 from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
+    CameraCheck,
     CameraRead,
     CardMisread,
     LinkChanged,
@@ -282,3 +283,16 @@ def test_shoe_running_out_mid_round_latches_until_voided() -> None:
     assert driver.table.view().latched[0]["kind"] == "shoe_empty"
     driver.feed(SupervisorAction("void_round", "alice", reason="shoe empty"))
     assert driver.table.state == "shoe_finished"
+
+
+def test_camera_disagreeing_with_the_scanner_latches() -> None:
+    driver = Driver()
+    burn_and_open(driver)
+    driver.feed(BettingCommand("close"))
+    driver.draw(C("2S"))
+    driver.feed(CameraCheck(driver.counter, C("2S"), "2H", 0.98))
+    view = driver.table.view()
+    assert view.latched[0]["kind"] == "camera_disagrees" and view.exit_locked
+    assert "scanner 2S, camera 2H" in view.detail
+    driver.feed(SupervisorAction("clear", "alice"))
+    assert driver.table.view().prompt == "Deal Banker"
