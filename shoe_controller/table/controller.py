@@ -23,7 +23,13 @@ from typing import Any, Protocol
 
 from firmware_protocol import messages as wire
 from shoe_controller.cards import Card
-from shoe_controller.errors import CardCodeError, ConfigError, ShoeError, ShoeTimeoutError
+from shoe_controller.errors import (
+    CardCodeError,
+    ConfigError,
+    JournalError,
+    ShoeError,
+    ShoeTimeoutError,
+)
 from shoe_controller.journal import Journal
 from shoe_controller.table.inputs import (
     BettingCommand,
@@ -167,7 +173,13 @@ class TableController:
         recorded_profile = None
         for record in self.journal.records():
             count += 1
-            item = input_from_record(record.kind, record.data)
+            try:
+                item = input_from_record(record.kind, record.data)
+            except ValueError as exc:
+                raise JournalError(
+                    f"{self.journal.path}: record {record.seq} cannot be replayed: {exc} "
+                    "(written by a newer controller?)"
+                ) from exc
             if isinstance(item, SessionStarted):
                 recorded_profile = item.profile
             events = self.table.handle(item)
