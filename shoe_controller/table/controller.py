@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from firmware_protocol import messages as wire
+from firmware_protocol.link import LinkLost, LinkUp
 from shoe_controller.cards import Card
 from shoe_controller.errors import (
     CardCodeError,
@@ -69,6 +70,12 @@ LIGHTS = {
 }
 
 SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe")
+
+#: How long the shoe link may be down before the table records it (and, mid-round, latches
+#: "link lost"). The shoe locks its exit by itself the moment it loses the host, so nothing is
+#: dealt meanwhile; a cable that is replugged or a line that recovers within the grace is a
+#: flap the link layer has already healed, not an irregularity.
+LINK_GRACE_SECONDS = 5.0
 
 
 class DeviceConnection(Protocol):
@@ -142,11 +149,14 @@ class TableController:
         version: str = "",
         reporter: Reporter | None = None,
         down_policy: str = "keep-dealing",
+        link_grace: float = LINK_GRACE_SECONDS,
     ) -> None:
         if down_policy not in DOWN_POLICIES:
             raise ConfigError(f"table down policy must be one of {DOWN_POLICIES}, "
                               f"got {down_policy!r}")
         self.journal = journal
+        self.link_grace = link_grace
+        self._link_lost: tuple[float, str] | None = None  # (when, why) while in the grace
         self.table = table
         self.profile = profile
         self.connection = connection
@@ -265,7 +275,6 @@ class TableController:
 
     # ----------------------------------------------------------------- internals
     def _translate(self, received: object) -> TableInput | None:
-        name = type(received).__name__
         if isinstance(received, wire.CardDrawn):
             try:
                 card = Card.from_wire(received.rank, received.suit)
@@ -287,11 +296,20 @@ class TableController:
             if received.code == wire.FaultCode.NONE:
                 return None
             return DeviceFault(received.code.name.lower(), received.detail)
-        if name == "LinkUp":
+        if isinstance(received, LinkUp):
             self._sent_lock = self._sent_lights = None  # the shoe may have rebooted: resend
-            return LinkChanged(True, "")
-        if name == "LinkLost":
-            return LinkChanged(False, str(getattr(received, "reason", "")))
+            if self._link_lost is not None:
+                log.info("shoe link back within %.1f s: nothing to record", self.link_grace)
+                self._link_lost = None
+                return None
+            return None if self.table.link_up else LinkChanged(True, "")
+        if isinstance(received, LinkLost):
+            if self.table.link_up and self._link_lost is None:
+                reason = received.reason
+                log.warning("shoe link lost (%s); recorded if not back within %.1f s",
+                            reason, self.link_grace)
+                self._link_lost = (self.clock(), reason)
+            return None
         if isinstance(received, wire.ErrorReport):
             log.warning("shoe reports error %s: %s", received.code.name, received.detail)
         elif isinstance(received, BaseException):
@@ -328,7 +346,10 @@ class TableController:
             listener(update)
 
     def _next_timer(self) -> float | None:
-        return self._betting_closes_at
+        times = [t for t in (self._betting_closes_at,
+                             None if self._link_lost is None
+                             else self._link_lost[0] + self.link_grace) if t is not None]
+        return min(times) if times else None
 
     def _own_betting(self) -> bool:
         """Whether the controller's own timer opens and closes betting now.
@@ -386,6 +407,10 @@ class TableController:
             self._apply(BettingCommand("open", TABLE_SYSTEM))
 
     def _run_timers(self) -> None:
+        if self._link_lost is not None and self.clock() >= self._link_lost[0] + self.link_grace:
+            _, reason = self._link_lost
+            self._link_lost = None
+            self._apply(LinkChanged(False, reason or "shoe link lost"))
         if self.reporter is not None:
             self._open_requested_round()
         if not self._own_betting():

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from shoe_controller.table.controller import LINK_GRACE_SECONDS
+
 from firmware_protocol.messages import SetExitLock
 from shoe_controller.games.registry import create_game
 from shoe_controller.table.inputs import input_from_record
@@ -56,7 +58,7 @@ def test_link_lost_mid_round(tmp_path: Path) -> None:
         assert not live.shoe.model.exit_locked  # a card is due: the exit is open
         live.shoe.wire.break_connection("cable pulled")
         live.step_until(lambda: live.controller.table.alarm == "latched", "the link loss",
-                        timeout=LINK.link_timeout * 4)
+                        timeout=LINK.link_timeout * 4 + LINK_GRACE_SECONDS)
         (record,) = records_of(live.records(), "link", up=False)
         assert live.view.link_up is False
         check_latched(live, Irregularity.LINK_LOST)  # the shoe locked itself: no host
