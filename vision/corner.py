@@ -71,3 +71,48 @@ def orientations(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rectified card and the card turned half round: which short edge came out on top
     depends on how the card lies, so both are enrolled."""
     return card, cv2.rotate(card, cv2.ROTATE_180)
+
+
+# ----------------------------------------------------------------- rank and suit apart
+Split = tuple[Box, Box]  # rank box, suit box
+
+INDEX_SPLITS: dict[str, Split] = {
+    "stacked": ((0.0, 0.0, 0.17, 0.14), (0.0, 0.12, 0.17, 0.25)),
+    "stacked-large": ((0.0, 0.0, 0.2, 0.17), (0.0, 0.15, 0.2, 0.3)),
+    "stacked-small": ((0.0, 0.0, 0.14, 0.12), (0.0, 0.1, 0.14, 0.21)),
+}
+"""Where a deck's rank glyph and suit glyph sit, read apart: a card is then told by a rank
+seen on every suit (four times the examples) and a suit seen on every rank (thirteen times),
+and a small suit glyph is no longer outweighed by the rank beside it. Only usable once the
+card's corners are the sharp ones (:func:`vision.detect.find_card`), so the glyphs sit at the
+same place in every frame; decks that put their index elsewhere keep a card-level layout."""
+
+GLYPH_PATCH = (32, 40)  # width, height: about the glyph's own size on the rectified card
+_hog_glyph = cv2.HOGDescriptor(GLYPH_PATCH, (8, 8), (4, 4), (4, 4), 9)
+
+
+def glyph_features(card: np.ndarray, box: Box, *, colour: bool) -> np.ndarray:
+    """A unit vector for one glyph box: fine HOG (cells of 4 pixels), plus redness for the
+    suit (a heart and a spade differ in shape *and* colour; a rank glyph does not)."""
+    height, width = card.shape[:2]
+    x0, y0, x1, y1 = box
+    patch = card[int(y0 * height):int(y1 * height), int(x0 * width):int(x1 * width)]
+    patch = cv2.resize(patch, GLYPH_PATCH, interpolation=cv2.INTER_AREA)
+    shape = _hog_glyph.compute(cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)).ravel()
+    shape /= float(np.linalg.norm(shape)) + 1e-6
+    parts = [shape]
+    if colour:
+        blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
+        redness = np.clip(red - (green + blue) / 2, 0, 1)
+        parts.append(REDNESS_WEIGHT * cv2.resize(redness, (4, 4),
+                                                 interpolation=cv2.INTER_AREA).ravel())
+    vector = np.concatenate(parts).astype(np.float32)
+    return vector / (float(np.linalg.norm(vector)) + 1e-6)
+
+
+def index_features(card: np.ndarray, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """The rank and the suit vectors of a rectified card for ``split``."""
+    card = white_balanced(card)
+    rank_box, suit_box = INDEX_SPLITS[split]
+    return (glyph_features(card, rank_box, colour=False),
+            glyph_features(card, suit_box, colour=True))

@@ -4,7 +4,10 @@ The card is the large region that differs from the table: the table's colour is 
 from the frame's border (the card never fills the frame), each pixel's distance from it in
 Lab is thresholded (Otsu), and the largest blob's convex hull is reduced to four corners.
 Rounded card corners make the hull an octagon-ish shape; the four-corner fit (Douglas-Peucker
-with a growing tolerance) lands on the rounded arcs, close enough for the corner index.
+with a growing tolerance) lands somewhere on the rounded arcs, so the corners are then refined:
+a line is fitted to the straight middle of each edge and neighbouring lines are intersected,
+which gives the card's sharp (virtual) corners, the same card points in every frame. The
+index glyphs then sit at the same place on every rectified card.
 
 The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
 edges: which one depends on how the card lies, so enrolment stores both orientations.
@@ -48,7 +51,7 @@ def find_card(frame: np.ndarray) -> np.ndarray | None:
     _, mask = cv2.threshold(distance.astype(np.uint8), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
         return None
     area = mask.shape[0] * mask.shape[1]
@@ -66,7 +69,51 @@ def find_card(frame: np.ndarray) -> np.ndarray | None:
     # A card is a filled rectangle: its blob fills most of its four-corner outline.
     if hull_area < 0.85 * cv2.contourArea(quad.reshape(-1, 1, 2)):
         return None
-    return _clockwise(quad / scale)
+    outline = np.concatenate(pieces).reshape(-1, 2).astype(np.float32)
+    # Twice: the first fit starts from corners on the rounded arcs, so its edges may be a
+    # little askew; the second starts from sharp corners and keeps only points on the edge.
+    refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
+    return _clockwise(refined / scale)
+
+
+def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np.ndarray:
+    """The card's true (sharp) corners: a line fitted to the straight middle of each edge,
+    intersected with its neighbours.
+
+    The four-corner fit lands somewhere on each rounded corner, and where depends on the
+    frame: the rectified index then moves and shrinks from frame to frame. The edges are
+    straight under perspective, so their intersections are the same card point every time.
+    Falls back to ``quad`` when an edge is not clean (a hand over it, a cut-off card).
+    """
+    lines = []
+    for start, end in zip(quad, np.roll(quad, -1, axis=0)):
+        along = end - start
+        length = float(np.linalg.norm(along))
+        if length < 8:
+            return quad
+        unit = along / length
+        normal = np.array([-unit[1], unit[0]], np.float32)
+        offset = outline - start
+        position = offset @ unit / length
+        near = ((position > 0.15) & (position < 0.85)
+                & (np.abs(offset @ normal) < max(1.5, tolerance * length)))
+        if near.sum() < 8:
+            return quad
+        vx, vy, x0, y0 = cv2.fitLine(outline[near], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        lines.append((np.array([x0, y0]), np.array([vx, vy])))
+    corners = []
+    for index in range(4):
+        (p, d), (q, e) = lines[index - 1], lines[index]
+        cross = d[0] * e[1] - d[1] * e[0]
+        if abs(cross) < 0.2:  # neighbouring edges nearly parallel: not a card's corner
+            return quad
+        t = ((q[0] - p[0]) * e[1] - (q[1] - p[1]) * e[0]) / cross
+        corners.append(p + t * d)
+    refined = np.array(corners, np.float32)
+    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    if np.linalg.norm(refined - quad, axis=1).max() > 0.2 * sides.min():
+        return quad
+    return refined
 
 
 def _four_corners(hull: np.ndarray) -> np.ndarray | None:

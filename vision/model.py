@@ -3,8 +3,8 @@ thresholds under which the recogniser declines.
 
 Enrolment (:func:`enroll`) takes a handful of labelled, rectified frames per card. For each
 candidate layout (:data:`vision.corner.LAYOUTS`) it reads every enrolment frame against the
-*others* (leave one frame out) with a nearest-neighbour classifier, and keeps the layout that
-reads most of them right with the widest margins. The same held-out reads set the deck's two
+*others* (leave one frame out) with a nearest-neighbour classifier, and keeps the layout (and
+split, if any) under which most of them would be accepted and right, then the widest margins. The same held-out reads set the deck's two
 limits:
 
 - ``max_distance``: how far from every enrolled card a frame may be and still be this deck
@@ -13,7 +13,11 @@ limits:
   wrong, so that a doubtful read is declined rather than guessed.
 
 Confidence is the relative margin between the nearest card and the nearest *other* card:
-``(d_other - d_best) / d_other`` in [0, 1].
+``(d_other - d_best) / d_other`` in [0, 1]. When the deck's index has its rank above its suit,
+enrolment may also pick a *split* (:data:`vision.corner.INDEX_SPLITS`): each card's distance is
+then the sum of its whole-index distance, its rank glyph's distance to the nearest frame of
+that rank (any suit) and its suit glyph's distance to the nearest frame of that suit (any
+rank), so a rank is learnt from four times the frames and a suit from thirteen times.
 
 Models are saved one file per deck (``NAME.npz``) in :func:`models_dir`.
 """
@@ -31,10 +35,14 @@ import numpy as np
 
 from shoe_controller.cards import Card, Suit
 from shoe_controller.errors import ShoeError
-from vision.corner import LAYOUTS, features, orientations
+from vision.corner import INDEX_SPLITS, LAYOUTS, features, index_features, orientations
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MIN_THRESHOLD = 0.12
+MIN_SPLIT_THRESHOLD = 0.16
+"""With a split the rank's distance is shared by every card of that rank, so a suit mix-up
+(2C or 2S) has a smaller relative margin than without: its floor is higher (a 2C read as 2S
+at 0.15 was seen on a small, blurred bellot card whose held-out reads were all right)."""
 DISTANCE_SLACK = 1.3
 THRESHOLD_SLACK = 0.05
 THRESHOLD_FACTOR = 1.3  # held-out reads use one frame fewer per card: stay well above
@@ -83,10 +91,32 @@ class DeckModel:
     max_distance: float
     threshold: float
     enrolment: dict[str, float]  # held-out figures, for the record
+    split: str | None = None  # rank and suit read apart (vision.corner.INDEX_SPLITS), or not
+    rank_vectors: np.ndarray | None = None  # (N, R), same rows as ``vectors``
+    suit_vectors: np.ndarray | None = None  # (N, S)
 
     def match(self, card_image: np.ndarray) -> Match:
-        """The nearest enrolled card to a rectified card image, with its confidence."""
-        return self._match_vector(features(card_image, self.layout))
+        """The nearest enrolled card to a rectified card image, with its confidence.
+
+        With a split, each card is scored by the sum of three distances: to its nearest
+        enrolled frame (whole index), to the nearest frame of its rank (rank glyph, any suit)
+        and to the nearest frame of its suit (suit glyph, any rank); confidence is the
+        relative margin of the best card's score over the next card's. The distance (is this
+        the deck at all?) stays that of the whole index."""
+        vector = features(card_image, self.layout)
+        whole = self._match_vector(vector)
+        if self.split is None or self.rank_vectors is None or self.suit_vectors is None:
+            return whole
+        rank_vector, suit_vector = index_features(card_image, self.split)
+        scores = _card_scores(
+            self.labels,
+            (self.vectors @ vector)[None, :], (self.rank_vectors @ rank_vector)[None, :],
+            (self.suit_vectors @ suit_vector)[None, :])[0]
+        order = np.argsort(scores)
+        best, second = float(scores[order[0]]), float(scores[order[1]])
+        confidence = (second - best) / second if np.isfinite(second) and second > 0 else 0.0
+        runner_up = card_of(int(order[1])) if np.isfinite(second) else None
+        return Match(card_of(int(order[0])), confidence, whole.distance, runner_up)
 
     def _match_vector(self, vector: np.ndarray) -> Match:
         distances = np.sqrt(np.maximum(2.0 - 2.0 * (self.vectors @ vector), 0.0))
@@ -106,12 +136,16 @@ class DeckModel:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{self.name}.npz"
         meta = {"format": FORMAT_VERSION, "name": self.name, "layout": self.layout,
-                "max_distance": self.max_distance, "threshold": self.threshold,
-                "enrolment": self.enrolment}
+                "split": self.split, "max_distance": self.max_distance,
+                "threshold": self.threshold, "enrolment": self.enrolment}
+        empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
-            np.savez_compressed(handle, vectors=self.vectors, labels=self.labels,
-                                meta=np.array(json.dumps(meta)))
+            np.savez_compressed(
+                handle, vectors=self.vectors, labels=self.labels,
+                rank_vectors=empty if self.rank_vectors is None else self.rank_vectors,
+                suit_vectors=empty if self.suit_vectors is None else self.suit_vectors,
+                meta=np.array(json.dumps(meta)))
         scratch.replace(path)
         return path
 
@@ -128,12 +162,20 @@ class DeckModel:
                 meta = json.loads(str(data["meta"]))
                 vectors = data["vectors"].astype(np.float32)
                 labels = data["labels"].astype(np.int64)
+                rank_vectors = data["rank_vectors"].astype(np.float32)
+                suit_vectors = data["suit_vectors"].astype(np.float32)
         except (OSError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: not a deck model ({exc})") from None
-        if meta.get("format") != FORMAT_VERSION or meta.get("layout") not in LAYOUTS:
-            raise VisionModelError(f"{path}: unsupported model format {meta.get('format')!r}")
+        split = meta.get("split")
+        if (meta.get("format") != FORMAT_VERSION or meta.get("layout") not in LAYOUTS
+                or (split is not None and split not in INDEX_SPLITS)):
+            raise VisionModelError(f"{path}: unsupported model format {meta.get('format')!r}"
+                                   f" (enrol the deck again)")
+        if split is not None and not (len(rank_vectors) == len(suit_vectors) == len(labels)):
+            raise VisionModelError(f"{path}: rank and suit vectors do not match the labels")
         return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
-                   float(meta["threshold"]), dict(meta.get("enrolment", {})))
+                   float(meta["threshold"]), dict(meta.get("enrolment", {})), split,
+                   rank_vectors if split else None, suit_vectors if split else None)
 
 
 def check_deck_name(name: str) -> str:
@@ -157,21 +199,49 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
         raise VisionModelError("enrolment needs frames of at least 2 different cards")
     labels = np.array([card_index(card) for _, card in samples for _ in range(2)])
     frames = np.repeat(np.arange(len(samples)), 2)
+    views = [view for image, _ in samples for view in orientations(image)]
+    glyphs = {split: [index_features(view, split) for view in views] for split in INDEX_SPLITS}
     best: tuple[tuple[float, float], DeckModel] | None = None
     for layout in LAYOUTS:
-        vectors = np.stack([features(view, layout)
-                            for image, _ in samples for view in orientations(image)])
-        model = _fit(name, layout, vectors, labels, frames)
-        score = (model.enrolment["held_out_accuracy"], model.enrolment["median_confidence"])
-        if best is None or score > best[0]:
-            best = (score, model)
+        vectors = np.stack([features(view, layout) for view in views])
+        for split in (None, *INDEX_SPLITS):
+            rank_vectors = suit_vectors = None
+            if split is not None:
+                rank_vectors = np.stack([rank for rank, _ in glyphs[split]])
+                suit_vectors = np.stack([suit for _, suit in glyphs[split]])
+            model = _fit(name, layout, vectors, labels, frames, split, rank_vectors,
+                         suit_vectors)
+            # What counts is how many held-out reads would be taken, and taken right.
+            score = (model.enrolment["held_out_accepted_right"],
+                     model.enrolment["median_confidence"])
+            if best is None or score > best[0]:
+                best = (score, model)
     assert best is not None
     return best[1]
 
 
-def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames: np.ndarray
-         ) -> DeckModel:
-    """Thresholds from leave-one-frame-out reads of the enrolment frames."""
+def _card_scores(labels: np.ndarray, card_sim: np.ndarray, rank_sim: np.ndarray,
+                 suit_sim: np.ndarray) -> np.ndarray:
+    """(rows, 52) scores from similarities to the enrolled rows (``-inf`` where a row must
+    not vote): per card, nearest frame of the card + of its rank + of its suit (distances).
+    Cards, ranks or suits never enrolled score ``inf``."""
+    def per_label(similarity: np.ndarray, of: np.ndarray, count: int) -> np.ndarray:
+        distances = np.sqrt(np.maximum(2.0 - 2.0 * similarity, 0.0))
+        distances[np.isneginf(similarity)] = np.inf
+        table = np.full((len(similarity), count), np.inf)
+        for label in np.unique(of):
+            table[:, label] = distances[:, of == label].min(axis=1)
+        return table
+
+    cards = np.arange(52)
+    return (per_label(card_sim, labels, 52) + per_label(rank_sim, labels % 13, 13)[:, cards % 13]
+            + per_label(suit_sim, labels // 13, 4)[:, cards // 13])
+
+
+def _held_out(vectors: np.ndarray, labels: np.ndarray, frames: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each enrolment frame (as captured) read against all the *other* frames: the nearest
+    distance, the label read and the confidence of that read."""
     similarity = vectors @ vectors.T
     distances = np.sqrt(np.maximum(2.0 - 2.0 * similarity, 0.0))
     distances[frames[:, None] == frames[None, :]] = np.inf  # a frame never votes for itself
@@ -180,7 +250,28 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames
     d_best = distances[rows, nearest]
     predicted = labels[nearest]
     other = np.where(labels[None, :] != predicted[:, None], distances[rows], np.inf).min(axis=1)
-    confidence = np.where(other > 0, (other - d_best) / other, 0.0)
+    confidence = np.where(np.isfinite(other) & (other > 0), (other - d_best) / other, 0.0)
+    return d_best, predicted, confidence
+
+
+def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames: np.ndarray,
+         split: str | None = None, rank_vectors: np.ndarray | None = None,
+         suit_vectors: np.ndarray | None = None) -> DeckModel:
+    """Thresholds from leave-one-frame-out reads of the enrolment frames."""
+    rows = np.arange(0, len(vectors), 2)
+    d_best, predicted, confidence = _held_out(vectors, labels, frames)
+    if split is not None and rank_vectors is not None and suit_vectors is not None:
+        same = frames[rows, None] == frames[None, :]  # a frame never votes for itself
+        scores = _card_scores(
+            labels, np.where(same, -np.inf, vectors[rows] @ vectors.T),
+            np.where(same, -np.inf, rank_vectors[rows] @ rank_vectors.T),
+            np.where(same, -np.inf, suit_vectors[rows] @ suit_vectors.T))
+        order = np.argsort(scores, axis=1)
+        best = scores[np.arange(len(rows)), order[:, 0]]
+        second = scores[np.arange(len(rows)), order[:, 1]]
+        predicted = order[:, 0]
+        confidence = np.where(np.isfinite(second) & (second > 0),
+                              (second - best) / np.where(second > 0, second, 1.0), 0.0)
     right = predicted == labels[rows]
     # A frame whose card was badly found is far from everything: the 99th percentile keeps
     # it from widening the deck, and wrong reads it would decline anyway set no threshold.
@@ -188,7 +279,8 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames
                     if right.any() else 0.0)
     considered = ~right & (d_best <= max_distance)
     wrong_conf = float(confidence[considered].max()) if considered.any() else 0.0
-    threshold = max(MIN_THRESHOLD, THRESHOLD_FACTOR * wrong_conf + THRESHOLD_SLACK)
+    floor = MIN_THRESHOLD if split is None else MIN_SPLIT_THRESHOLD
+    threshold = max(floor, THRESHOLD_FACTOR * wrong_conf + THRESHOLD_SLACK)
     accepted = (confidence >= threshold) & (d_best <= max_distance)
     enrolment = {
         "frames": float(len(rows)),
@@ -199,4 +291,4 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames
         "median_confidence": float(np.median(confidence[right])) if right.any() else 0.0,
     }
     return DeckModel(name, layout, vectors.astype(np.float32), labels, max_distance,
-                     threshold, enrolment)
+                     threshold, enrolment, split, rank_vectors, suit_vectors)

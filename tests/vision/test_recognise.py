@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from simulators.camera import background, render_deck, synthesise
 from vision.bench import measure
-from vision.detect import detect
+from vision.detect import detect, find_card
 from vision.model import DeckModel, VisionModelError, models_dir
 from vision.recognise import Recogniser
 
@@ -50,12 +51,42 @@ def test_detection_finds_the_card_corners(designs, card_cache) -> None:
     assert found is not None and found.card.shape[:2] == (290, 200)
 
 
+@pytest.mark.parametrize("angle", [0.0, 17.0, -35.0, 80.0])
+def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float) -> None:
+    """A card's rounded corners must not pull its corners inwards: the refined corners are
+    where the straight edges meet, within a pixel or two."""
+    frame = np.full((480, 640, 3), (40, 110, 30), np.uint8)
+    width, height, radius = 180.0, 260.0, 18
+    card = np.zeros((int(height), int(width)), np.uint8)
+    cv2.rectangle(card, (radius, 0), (int(width) - 1 - radius, int(height) - 1), 255, -1)
+    cv2.rectangle(card, (0, radius), (int(width) - 1, int(height) - 1 - radius), 255, -1)
+    for x, y in ((radius, radius), (int(width) - 1 - radius, radius),
+                 (radius, int(height) - 1 - radius),
+                 (int(width) - 1 - radius, int(height) - 1 - radius)):
+        cv2.circle(card, (x, y), radius, 255, -1)
+    corners = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]],
+                       np.float32)
+    turn = cv2.getRotationMatrix2D((width / 2, height / 2), angle, 1.0)
+    turn[:, 2] += (320 - width / 2, 240 - height / 2)
+    placed = cv2.transform(corners[None], turn)[0]
+    mask = cv2.warpAffine(card, turn, (640, 480), flags=cv2.INTER_LINEAR)
+    frame[mask > 127] = (235, 240, 240)
+    quad = find_card(frame)
+    assert quad is not None
+    error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
+    assert error.max() < 2.0, (quad, placed)  # on the arcs it would be about 7 pixels off
+
+
 def test_model_round_trips_through_its_file(enrolled, tmp_path: Path) -> None:
     model = enrolled("anglo")
     model.save(tmp_path)
     loaded = DeckModel.load("anglo", tmp_path)
     assert loaded.layout == model.layout and loaded.threshold == model.threshold
+    assert loaded.split == model.split
     assert np.array_equal(loaded.labels, model.labels)
+    if model.split is not None:
+        assert np.array_equal(loaded.rank_vectors, model.rank_vectors)
+        assert np.array_equal(loaded.suit_vectors, model.suit_vectors)
     with pytest.raises(VisionModelError, match="not enrolled"):
         DeckModel.load("other", tmp_path)
     with pytest.raises(VisionModelError, match="bad deck name"):
