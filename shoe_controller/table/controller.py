@@ -6,8 +6,10 @@ table, so inputs are applied strictly in journal order. For every input:
 1. translate it (a wire message, a link event, a betting command, a supervisor action);
 2. drop it if the shoe resent a card the table already has (card counter);
 3. append it to the journal, durable before anything else happens;
-4. let the table handle it, then let the device acknowledge what was journalled;
-5. bring the shoe's exit lock and lights in line with the table's view, and tell listeners.
+4. let the table handle it, let the device acknowledge what was journalled, tell listeners.
+
+Once everything that arrived in a step is applied, the shoe's exit lock and lights are brought
+in line with the table's view (an unlock lets exactly one card out).
 
 Other threads (the web panel, the table-system client) hand inputs over with :meth:`submit`.
 """

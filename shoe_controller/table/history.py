@@ -71,7 +71,7 @@ def export_lines(path: str | Path) -> Iterator[dict[str, Any]]:
             yield {"type": "burn", "cards": list(event["cards"])}
         elif kind == "round_result":
             rounds += 1
-            yield {"type": "round"} | {key: event[key] for key in _ROUND_KEYS[1:]}
+            yield {"type": "round"} | {key: event[key] for key in _ROUND_KEYS}
         elif kind == "round_void":
             yield {"type": "round_void", "round": event["round"],
                    "supervisor": event.get("supervisor"), "reason": event.get("reason", "")}
@@ -80,8 +80,9 @@ def export_lines(path: str | Path) -> Iterator[dict[str, Any]]:
             yield {"type": "shoe_end", "rounds": rounds, "cards_used": event["cards_used"]}
 
 
+#: The replay schema's round line, after its "type" (docs/replay-schema.md).
 _ROUND_KEYS = (
-    "type", "round", "player", "banker", "player_total", "banker_total", "outcome", "natural",
+    "round", "player", "banker", "player_total", "banker_total", "outcome", "natural",
     "player_pair", "banker_pair",
 )
 

@@ -270,18 +270,8 @@ class Table:
         self.link_up = False
 
     def _on_card(self, item: CardDrawn) -> None:
-        self.last_counter = max(self.last_counter, item.counter)
-        if self.state in ("no_shoe", "shoe_finished"):
-            self._stray(item.card, item.counter, Irregularity.EXTRA_CARD, "no shoe in play")
-            return
-        self.cards_dealt += 1
-        self.seen[item.card] += 1
-        if item.drawn_while_locked:
-            self._stray(item.card, item.counter, Irregularity.CARD_WHILE_LOCKED)
-            return
-        due = self._due(in_flight=not item.drawn_while_locked)
+        due = self._card_out(item.card, item.counter, item.drawn_while_locked)
         if due is None:
-            self._stray(item.card, item.counter, self._misplaced())
             return
         if self.seen[item.card] > self.game.copies_per_card:
             self.pending = _Pending(item.counter, Irregularity.TOO_MANY_COPIES, item.card)
@@ -296,22 +286,32 @@ class Table:
         self._apply(item.card, due, source=item.source, counter=item.counter)
 
     def _on_misread(self, item: CardMisread) -> None:
-        self.last_counter = max(self.last_counter, item.counter)
-        if self.state in ("no_shoe", "shoe_finished"):
-            self._stray(None, item.counter, Irregularity.EXTRA_CARD, "no shoe in play")
-            return
-        self.cards_dealt += 1
-        if item.drawn_while_locked:
-            self._stray(None, item.counter, Irregularity.CARD_WHILE_LOCKED, "unread card")
-            return
-        due = self._due(in_flight=not item.drawn_while_locked)
+        due = self._card_out(None, item.counter, item.drawn_while_locked)
         if due is None:
-            self._stray(None, item.counter, self._misplaced(), "unread card")
             return
         self.pending = _Pending(item.counter, Irregularity.MISREAD)
         self._latch(
             Irregularity.MISREAD, f"card {item.counter} for {due.target}", counter=item.counter
         )
+
+    def _card_out(self, card: Card | None, counter: int, while_locked: bool) -> Due | None:
+        """Account a card (``None``: unread) that left the shoe; the card it is due as, or
+        None when it was set aside as an irregularity."""
+        self.last_counter = max(self.last_counter, counter)
+        unread = "" if card is not None else "unread card"
+        if self.state in ("no_shoe", "shoe_finished"):
+            self._stray(card, counter, Irregularity.EXTRA_CARD, "no shoe in play")
+            return None
+        self.cards_dealt += 1
+        if card is not None:
+            self.seen[card] += 1
+        if while_locked:
+            self._stray(card, counter, Irregularity.CARD_WHILE_LOCKED, unread)
+            return None
+        due = self._due(in_flight=True)
+        if due is None:
+            self._stray(card, counter, self._misplaced(), unread)
+        return due
 
     def _on_camera_read(self, item: CameraRead) -> None:
         pending = self.pending

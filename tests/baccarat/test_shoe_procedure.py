@@ -150,6 +150,27 @@ def test_void_of_the_last_round_still_deals_a_last_round() -> None:
     assert isinstance(feed(dealer, NATURAL_ROUND)[-1], ShoeFinished)
 
 
+def test_void_of_a_completed_round_undoes_it_and_keeps_its_cards_used() -> None:
+    dealer = burned(ShoeDealer(ShoeRules()))
+    with pytest.raises(ProcedureError, match="no completed round"):
+        dealer.void_completed_round()
+    feed(dealer, SIX_CARD_ROUND)
+    # Cards come back in the order they left the shoe: P, B, P, B, P3, B3.
+    assert dealer.void_completed_round() == [RoundVoided(1, tuple(cards(SIX_CARD_ROUND)))]
+    assert dealer.rounds == () and dealer.cards_used == 9 and dealer.round_number == 1
+    feed(dealer, NATURAL_ROUND)
+    assert len(dealer.rounds) == 1 and dealer.cards_used == 13
+
+
+def test_void_of_a_completed_last_round_redeals_it_as_the_last() -> None:
+    dealer = burned(ShoeDealer(ShoeRules()))
+    dealer.cut_card_out()  # before the round's first card: this round is the last
+    assert isinstance(feed(dealer, NATURAL_ROUND)[-1], ShoeFinished)
+    dealer.void_completed_round()
+    assert not dealer.finished and dealer.is_last_round
+    assert isinstance(feed(dealer, NATURAL_ROUND)[-1], ShoeFinished)
+
+
 def test_fixed_burn_and_no_burn() -> None:
     dealer = ShoeDealer(ShoeRules(burn_procedure="fixed", burn_count=2))
     assert dealer.phase is Phase.BURNING

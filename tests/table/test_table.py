@@ -296,3 +296,18 @@ def test_camera_disagreeing_with_the_scanner_latches() -> None:
     assert "scanner 2S, camera 2H" in view.detail
     driver.feed(SupervisorAction("clear", "alice"))
     assert driver.table.view().prompt == "Deal Banker"
+
+
+def test_void_after_the_result_is_shown_redeals_the_round() -> None:
+    driver = Driver()
+    burn_and_open(driver)
+    driver.feed(BettingCommand("close"))
+    for code in ["9S", "7H", "KD", "KC"]:  # Player natural 9: complete after four cards
+        driver.draw(C(code))
+    assert driver.table.state == "in_play.result_shown"
+    driver.feed(SupervisorAction("void_round", "alice", reason="wrong table limits"))
+    assert driver.table.state == "in_play.result_confirmed"
+    assert driver.table.game.dealer.rounds == () and driver.table.cards_dealt == 15
+    driver.feed(BettingCommand("open"))
+    driver.feed(BettingCommand("close"))
+    assert driver.table.view().prompt == "No more bets: Deal Player"

@@ -94,6 +94,12 @@ class ShoeFinished(ShoeDealerEvent):
     cards_used: int
 
 
+def _dealing_order(result: CoupResult) -> tuple[Card, ...]:
+    """A completed round's cards as they left the shoe: P, B, P, B, then third cards."""
+    player, banker = result.player, result.banker
+    return (player[0], banker[0], player[1], banker[1], *player[2:], *banker[2:])
+
+
 def turned_card_burns(card: Card) -> int:
     """How many cards the turned card calls for: its points, with 10/J/Q/K counting 10."""
     return card.rank if card.rank <= 9 else 10
@@ -243,3 +249,19 @@ class ShoeDealer:
         self.voided += (cards,)
         self.current = Coup()
         return [RoundVoided(self.round_number, cards)]
+
+    def void_completed_round(self) -> list[ShoeDealerEvent]:
+        """Void the round that just completed (its result shown, not yet settled): undo it as
+        if it had been voided before its last card. Its cards stay counted as used, the round
+        is redealt, and the last-round count is what it was while the round was in progress
+        (the same as :meth:`void_round`)."""
+        if not self.rounds or not self.current.is_empty:
+            raise ProcedureError("there is no completed round to void")
+        number = len(self.rounds)
+        cards = _dealing_order(self.rounds[-1])
+        self.rounds = self.rounds[:-1]
+        self.voided += (cards,)
+        self.finished = False
+        if self.rounds_to_deal is not None:
+            self.rounds_to_deal += 1
+        return [RoundVoided(number, cards)]

@@ -34,15 +34,12 @@ class BaccaratTableGame:
         self.profile = profile
         self.copies_per_card = profile.decks
         self.dealer = ShoeDealer(profile)
-        self._round_start = self.dealer.copy()
         self._coup = Coup()  # the round's cards, kept after the dealer starts the next coup
         self._result: CoupResult | None = None
         self._decision = ""
-        self._cut_during_round = False
 
     def new_shoe(self) -> None:
         self.dealer = ShoeDealer(self.profile)
-        self._round_start = self.dealer.copy()
         self._coup = Coup()
         self._result = None
         self._decision = ""
@@ -62,11 +59,9 @@ class BaccaratTableGame:
 
     # -- rounds ----------------------------------------------------------------------------
     def start_round(self, number: int) -> None:
-        self._round_start = self.dealer.copy()
         self._coup = Coup()
         self._result = None
         self._decision = ""
-        self._cut_during_round = False
 
     def card_due(self) -> Due | None:
         if self._result is not None or self.dealer.finished:
@@ -136,26 +131,17 @@ class BaccaratTableGame:
         return cards
 
     def void_round(self) -> None:
-        cards = self._coup.cards
         if self._result is not None:
-            # Already complete: the dealer counted the round, so go back to the round's start
-            # and keep its cards as used (voided), as if they had never formed a round.
-            self.dealer = self._round_start.copy()
-            self.dealer.cards_used += len(cards)
-            self.dealer.voided += (cards,)
-            if self._cut_during_round and not self.dealer.cut_card_seen:
-                self.dealer.cut_card_out()
-        elif cards:
+            self.dealer.void_completed_round()
+        elif self._coup.cards:
             self.dealer.void_round()
         self._coup = Coup()
         self._result = None
         self._decision = ""
-        self._round_start = self.dealer.copy()
 
     def cut_card_out(self, round_in_progress: bool) -> None:
         if self.dealer.cut_card_seen or self.dealer.finished:
             return
-        self._cut_during_round = round_in_progress
         self.dealer.cut_card_out()
 
     def is_last_round(self) -> bool:
