@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from shoe_controller.cli import main
 from simulators.camera import write_labelled_folder
