@@ -81,11 +81,13 @@ INDEX_SPLITS: dict[str, Split] = {
     "stacked-large": ((0.0, 0.0, 0.2, 0.17), (0.0, 0.15, 0.2, 0.3)),
     "stacked-small": ((0.0, 0.0, 0.14, 0.12), (0.0, 0.1, 0.14, 0.21)),
 }
-"""Where a deck's rank glyph and suit glyph sit, read apart: a card is then told by a rank
-seen on every suit (four times the examples) and a suit seen on every rank (thirteen times),
-and a small suit glyph is no longer outweighed by the rank beside it. Only usable once the
-card's corners are the sharp ones (:func:`vision.detect.find_card`), so the glyphs sit at the
-same place in every frame; decks that put their index elsewhere keep a card-level layout."""
+"""Fixed candidates for where a deck's rank glyph and suit glyph sit, read apart: a card is
+then told by a rank seen on every suit (four times the examples) and a suit seen on every rank
+(thirteen times), and a small suit glyph is no longer outweighed by the rank beside it. Only
+usable once the card's corners are the sharp ones (:func:`vision.detect.find_card`), so the
+glyphs sit at the same place in every frame. Enrolment first tries the boxes it locates on the
+deck itself (:func:`vision.glyphs.locate_index`); decks that put their index elsewhere keep a
+card-level layout."""
 
 GLYPH_PATCH = (32, 40)  # width, height: about the glyph's own size on the rectified card
 _hog_glyph = cv2.HOGDescriptor(GLYPH_PATCH, (8, 8), (4, 4), (4, 4), 9)
@@ -110,9 +112,9 @@ def glyph_features(card: np.ndarray, box: Box, *, colour: bool) -> np.ndarray:
     return vector / (float(np.linalg.norm(vector)) + 1e-6)
 
 
-def index_features(card: np.ndarray, split: str) -> tuple[np.ndarray, np.ndarray]:
-    """The rank and the suit vectors of a rectified card for ``split``."""
+def index_features(card: np.ndarray, split: Split) -> tuple[np.ndarray, np.ndarray]:
+    """The rank and the suit vectors of a rectified card, read in ``split``'s boxes."""
     card = white_balanced(card)
-    rank_box, suit_box = INDEX_SPLITS[split]
+    rank_box, suit_box = split
     return (glyph_features(card, rank_box, colour=False),
             glyph_features(card, suit_box, colour=True))

@@ -51,10 +51,12 @@ def test_detection_finds_the_card_corners(designs, card_cache) -> None:
     assert found is not None and found.card.shape[:2] == (290, 200)
 
 
+@pytest.mark.parametrize("stroke", [False, True])
 @pytest.mark.parametrize("angle", [0.0, 17.0, -35.0, 80.0])
-def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float) -> None:
-    """A card's rounded corners must not pull its corners inwards: the refined corners are
-    where the straight edges meet, within a pixel or two."""
+def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float, stroke: bool) -> None:
+    """A card's rounded corners must not pull its corners inwards, and a dark border stroke
+    (many printed designs have one) must not move its edges: the corners are where the
+    paper's straight edges meet, within a pixel, on a blurred, noisy frame."""
     frame = np.full((480, 640, 3), (40, 110, 30), np.uint8)
     width, height, radius = 180.0, 260.0, 18
     card = np.zeros((int(height), int(width)), np.uint8)
@@ -64,17 +66,27 @@ def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float) -> No
                  (radius, int(height) - 1 - radius),
                  (int(width) - 1 - radius, int(height) - 1 - radius)):
         cv2.circle(card, (x, y), radius, 255, -1)
-    corners = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]],
+    paper = card.copy()
+    if stroke:  # a 3-pixel black border: the paper starts inside it
+        paper = cv2.erode(card, np.ones((7, 7), np.uint8), borderType=cv2.BORDER_CONSTANT,
+                          borderValue=0)
+    inset = 3.0 if stroke else 0.0
+    corners = np.array([[inset, inset], [width - 1 - inset, inset],
+                        [width - 1 - inset, height - 1 - inset], [inset, height - 1 - inset]],
                        np.float32)
     turn = cv2.getRotationMatrix2D((width / 2, height / 2), angle, 1.0)
     turn[:, 2] += (320 - width / 2, 240 - height / 2)
     placed = cv2.transform(corners[None], turn)[0]
-    mask = cv2.warpAffine(card, turn, (640, 480), flags=cv2.INTER_LINEAR)
-    frame[mask > 127] = (235, 240, 240)
-    quad = find_card(frame)
+    whole = cv2.warpAffine(card, turn, (640, 480), flags=cv2.INTER_LINEAR) / 255.0
+    white = cv2.warpAffine(paper, turn, (640, 480), flags=cv2.INTER_LINEAR) / 255.0
+    image = frame * (1 - whole[:, :, None]) + (10, 10, 10) * (whole - white)[:, :, None]
+    image += (235, 240, 240) * white[:, :, None]
+    image = cv2.GaussianBlur(image, (0, 0), 1.0)
+    image += np.random.default_rng(5).normal(0, 4, image.shape)
+    quad = find_card(np.clip(image, 0, 255).astype(np.uint8))
     assert quad is not None
     error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
-    assert error.max() < 2.0, (quad, placed)  # on the arcs it would be about 7 pixels off
+    assert error.max() < 1.0, (quad, placed)  # on the arcs it would be about 7 pixels off
 
 
 def test_model_round_trips_through_its_file(enrolled, tmp_path: Path) -> None:
@@ -82,7 +94,7 @@ def test_model_round_trips_through_its_file(enrolled, tmp_path: Path) -> None:
     model.save(tmp_path)
     loaded = DeckModel.load("anglo", tmp_path)
     assert loaded.layout == model.layout and loaded.threshold == model.threshold
-    assert loaded.split == model.split
+    assert loaded.split == model.split and loaded.split_name == model.split_name
     assert np.array_equal(loaded.labels, model.labels)
     if model.split is not None:
         assert np.array_equal(loaded.rank_vectors, model.rank_vectors)
