@@ -2,12 +2,12 @@
 
 The card is the large region that differs from the table: the table's colour is estimated
 from the frame's border (the card never fills the frame), each pixel's distance from it in
-Lab is thresholded (Otsu), and the largest blob's convex hull is reduced to four corners.
-Rounded card corners make the hull an octagon-ish shape; the four-corner fit (Douglas-Peucker
-with a growing tolerance) lands somewhere on the rounded arcs, so the corners are then refined:
-a line is fitted to the straight middle of each edge and neighbouring lines are intersected,
-which gives the card's sharp (virtual) corners, the same card points in every frame. The
-index glyphs then sit at the same place on every rectified card.
+Lab is thresholded (Otsu), and the hull of the large blobs is enclosed by the four-sided
+polygon that adds the least area (``cv2.approxPolyN``). Its corners are then refined twice:
+lines fitted to the straight middle of each edge of the mask, intersected, give the card's
+sharp (virtual) corners, not points somewhere on its rounded arcs; and each edge is measured
+again on the full-resolution frame, to a fraction of a pixel, where the paper begins (see
+:func:`_edges_on_frame`). The index glyphs then sit at the same place on every rectified card.
 
 The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
 edges: which one depends on how the card lies, so enrolment stores both orientations.
@@ -85,14 +85,11 @@ def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np
     straight under perspective, so their intersections are the same card point every time.
     Falls back to ``quad`` when an edge is not clean (a hand over it, a cut-off card).
     """
+    sides = _sides(quad, shortest=8)
+    if sides is None:
+        return quad
     lines = []
-    for start, end in zip(quad, np.roll(quad, -1, axis=0)):
-        along = end - start
-        length = float(np.linalg.norm(along))
-        if length < 8:
-            return quad
-        unit = along / length
-        normal = np.array([-unit[1], unit[0]], np.float32)
+    for start, length, unit, normal in sides:
         offset = outline - start
         position = offset @ unit / length
         near = ((position > 0.15) & (position < 0.85)
@@ -104,8 +101,8 @@ def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np
     refined = _intersections(lines)
     if refined is None:
         return quad
-    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
-    if np.linalg.norm(refined - quad, axis=1).max() > 0.35 * sides.min():
+    shortest = min(length for _, length, _, _ in sides)
+    if np.linalg.norm(refined - quad, axis=1).max() > 0.35 * shortest:
         return quad
     return refined
 
@@ -122,25 +119,24 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     The coarse corners come from a mask at ``WORK_WIDTH``: a pixel there is two or more frame
     pixels, and an index glyph or a dark border stroke near the card's edge bends the mask.
     Here each edge is re-measured on the frame itself: profiles across the edge (colour
-    distance from the table), the edge on each profile the first rise, coming from the table,
-    to half the card's contrast, and a robust line through those points. The index glyphs
-    then land within a fraction of a pixel of the same place on every rectified card.
+    brightness), the edge on each profile where it rises, from the darkest pixel on the table
+    side (the table, the card's shadow or a dark border stroke the design prints), half way
+    to the paper's brightness, and a robust line through those points. That is the paper's
+    edge whatever the table's colour and whether or not the design has a border stroke; the
+    index glyphs then land within a fraction of a pixel of the same place on every card.
     Falls back to ``quad`` when an edge is not clear (a hand over it, the card cut off).
     """
     centre = quad.mean(axis=0)
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
     positions = np.linspace(0.15, 0.85, EDGE_SAMPLES, dtype=np.float32)
+    sides = _sides(quad, shortest=16)
+    if sides is None:
+        return quad
     lines = []
-    for start, end in zip(quad, np.roll(quad, -1, axis=0)):
-        along = end - start
-        length = float(np.linalg.norm(along))
-        if length < 16:
-            return quad
-        unit = along / length
-        normal = np.array([-unit[1], unit[0]], np.float32)
-        if float((start + end) / 2 @ normal - centre @ normal) < 0:
+    for start, length, unit, normal in sides:
+        if float((start + unit * length / 2 - centre) @ normal) < 0:
             normal = -normal  # pointing out of the card, onto the table
-        bases = start[None, :] + positions[:, None] * along[None, :]
+        bases = start[None, :] + positions[:, None] * (unit * length)[None, :]
         points = bases[:, None, :] + offsets[None, :, None] * normal[None, None, :]
         profile = cv2.remap(frame, points[..., 0].astype(np.float32),
                             points[..., 1].astype(np.float32), cv2.INTER_LINEAR,
@@ -175,6 +171,21 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     if corners is None or np.linalg.norm(corners - quad, axis=1).max() > 2 * EDGE_REACH:
         return quad
     return corners
+
+
+def _sides(quad: np.ndarray, shortest: float
+           ) -> list[tuple[np.ndarray, float, np.ndarray, np.ndarray]] | None:
+    """Each side of the quad as (start, length, unit direction, unit normal); None if a side
+    is shorter than ``shortest`` pixels (no card there to measure)."""
+    sides = []
+    for start, end in zip(quad, np.roll(quad, -1, axis=0)):
+        along = end - start
+        length = float(np.linalg.norm(along))
+        if length < shortest:
+            return None
+        unit = along / length
+        sides.append((start, length, unit, np.array([-unit[1], unit[0]], np.float32)))
+    return sides
 
 
 def _intersections(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:

@@ -44,8 +44,12 @@ def run(args: argparse.Namespace) -> int:
         model, skipped = enroll_folder(args.deck, args.folder)
         path = model.save(folder)
         figures = model.enrolment
+        index = ("rank and suit read apart, boxes located on the deck"
+                 if model.split_name == "located" else
+                 f"rank and suit read apart, fixed boxes {model.split_name}"
+                 if model.split_name else "whole index")
         print(f"enrolled deck {model.name!r} from {int(figures['frames'])} frames of "
-              f"{int(figures['cards'])} cards: layout {model.layout}, threshold "
+              f"{int(figures['cards'])} cards: layout {model.layout} ({index}), threshold "
               f"{model.threshold:.3f}, held-out accuracy {figures['held_out_accuracy']:.1%}")
         print(f"saved {path}")
         for name in skipped:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cv2
@@ -103,6 +104,28 @@ def test_model_round_trips_through_its_file(enrolled, tmp_path: Path) -> None:
         DeckModel.load("other", tmp_path)
     with pytest.raises(VisionModelError, match="bad deck name"):
         DeckModel.load("../x", tmp_path)
+
+
+def _rewrite_meta(path: Path, **changes) -> None:
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {key: data[key] for key in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta.update(changes)
+    arrays["meta"] = np.array(json.dumps(meta))
+    with path.open("wb") as handle:
+        np.savez_compressed(handle, **arrays)
+
+
+def test_a_model_of_another_format_or_with_bad_boxes_is_refused(enrolled, tmp_path: Path
+                                                                 ) -> None:
+    path = enrolled("anglo").save(tmp_path)
+    _rewrite_meta(path, format=2)
+    with pytest.raises(VisionModelError, match="format 2 .*enrol the deck again"):
+        DeckModel.load("anglo", tmp_path)
+    path = enrolled("anglo").save(tmp_path)
+    _rewrite_meta(path, split=[[0.0, 0.0, 0.2, 0.1], [0.3, 0.2, 0.1, 0.4]])
+    with pytest.raises(VisionModelError, match="bad rank and suit boxes"):
+        DeckModel.load("anglo", tmp_path)
 
 
 def test_models_folder_can_be_chosen(monkeypatch, tmp_path: Path) -> None:
