@@ -41,13 +41,14 @@ re-drawings of designs above (bitmap, four-colour, other publisher), not the sam
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("decks", nargs="*", default=list(DEFAULT_DECKS))
-    parser.add_argument("--test-frames", type=int, default=4, help="test frames per card")
+    parser.add_argument("--test-frames", type=int, default=8, help="test frames per card")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     designs = find_designs()
     cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
-    print(f"{'deck':20s} {'frames':>6s} {'accuracy':>9s} {'precision':>9s} {'declined':>8s} "
+    print(f"{'deck':26s} {'frames':>6s} {'accuracy':>9s} {'precision':>9s} {'declined':>8s} "
           f"{'p50 ms':>7s} {'p95 ms':>7s}  targets: >=99.5 %, >=99.9 %, p95 <= 20 ms")
+    meeting = 0
     for name in args.decks:
         faces = render_deck(designs[name], cache=cache)
         rng = np.random.default_rng(2024)
@@ -61,11 +62,14 @@ def main() -> None:
         tests = [(synthesise(faces[card], rng), card) for card in all_cards()
                  for _ in range(args.test_frames)]
         result = measure(Recogniser(model), tests)
-        flag = "" if (result.accuracy >= 0.995 and result.precision >= 0.999
-                      and result.percentile_ms(95) <= 20) else "  BELOW TARGET"
-        print(f"{name:20s} {result.frames:6d} {result.accuracy:9.2%} {result.precision:9.2%} "
+        met = (result.accuracy >= 0.995 and result.precision >= 0.999
+               and result.percentile_ms(95) <= 20)
+        meeting += met
+        flag = "" if met else "  BELOW TARGET"
+        print(f"{name:26s} {result.frames:6d} {result.accuracy:9.2%} {result.precision:9.2%} "
               f"{result.decline_rate:8.2%} {result.percentile_ms(50):7.1f} "
               f"{result.percentile_ms(95):7.1f}{flag}", flush=True)
+    print(f"{meeting} of {len(args.decks)} decks meet all three targets")
 
 
 if __name__ == "__main__":

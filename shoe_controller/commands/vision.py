@@ -13,6 +13,10 @@ from pathlib import Path
 from shoe_controller.errors import ShoeError
 
 
+HARD_DECK_ACCURACY = 0.99
+"""Below this held-out accuracy at enrolment, ``shoe vision enroll`` warns the operator."""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="vision_command", metavar="ACTION", required=True)
     enroll = sub.add_parser("enroll", help="learn a deck from a folder of labelled frames")
@@ -51,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"enrolled deck {model.name!r} from {int(figures['frames'])} frames of "
               f"{int(figures['cards'])} cards: layout {model.layout} ({index}), threshold "
               f"{model.threshold:.3f}, held-out accuracy {figures['held_out_accuracy']:.1%}")
+        if figures["held_out_accuracy"] < HARD_DECK_ACCURACY:
+            # Held-out reads are the only evidence of how the deck reads at the table: when
+            # a few of them are wrong, the threshold set above them is a thin guarantee.
+            print(f"warning: {1 - figures['held_out_accuracy']:.1%} of the held-out "
+                  f"enrolment reads were wrong: this deck is hard for the camera. Enrol more "
+                  f"frames per card, and measure with 'shoe vision bench' before use.")
         print(f"saved {path}")
         for name in skipped:
             print(f"skipped {name}: no card found in the frame")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -49,3 +50,19 @@ def test_unknown_deck_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert main(["vision", "classify", "--deck", "nope", "--models", str(tmp_path),
                  str(tmp_path / "x.png")]) == 1
     assert "not enrolled" in capsys.readouterr().err
+
+
+def test_enrolling_a_deck_hard_for_the_camera_warns(tmp_path: Path, enrolled, mocker, capsys
+                                                    ) -> None:
+    model = copy.copy(enrolled("anglo"))
+    model.enrolment = {**model.enrolment, "held_out_accuracy": 0.97}
+    mocker.patch("vision.bench.enroll_folder", return_value=(model, ["blurred.png"]))
+    assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: 3.0% of the held-out enrolment reads were wrong" in out
+    assert "skipped blurred.png: no card found" in out
+    model.enrolment["held_out_accuracy"] = 1.0
+    assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
+                 str(tmp_path)]) == 0
+    assert "warning" not in capsys.readouterr().out
