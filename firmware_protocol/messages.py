@@ -622,28 +622,42 @@ class SetExitLock(Message):
     ``cards`` (with ``locked`` False): the exit relocks by itself after that many cards have
     left, 0 = stays unlocked until told. The host unlocks for exactly the card that is due
     (``cards=1``), so a command lost on a bad line can never let a second card out.
+    ``for_card`` (with an unlock, optional): the counter the next card must have; the shoe
+    ignores the unlock if a card has left since the host sent it (an unlock retransmitted
+    after a reconnect, then sent again, must not let two cards out). 0 = unconditional; the
+    payload is then the 2-byte form.
     """
 
     TYPE: ClassVar[MessageType] = MessageType.SET_EXIT_LOCK
     _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<BB")
+    _LAYOUT_FOR_CARD: ClassVar[struct.Struct] = struct.Struct("<BBI")
 
     locked: bool
     cards: int = 0
+    for_card: int = 0
 
     def __post_init__(self) -> None:
         _check_bool("locked", self.locked)
         _check_uint("cards", self.cards, 8)
-        if self.locked and self.cards:
-            raise ValueError("cards must be 0 when locking the exit")
+        _check_uint("for_card", self.for_card, 32)
+        if self.locked and (self.cards or self.for_card):
+            raise ValueError("cards and for_card must be 0 when locking the exit")
 
     def encode_payload(self) -> bytes:
+        if self.for_card:
+            return self._LAYOUT_FOR_CARD.pack(0, self.cards, self.for_card)
         return self._LAYOUT.pack(1 if self.locked else 0, self.cards)
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Self:
-        _check_size(cls, payload, cls._LAYOUT.size)
-        locked, cards = cls._LAYOUT.unpack(payload)
-        return cls(_byte_bool("locked", locked), cards)
+        if len(payload) == cls._LAYOUT_FOR_CARD.size:
+            locked, cards, for_card = cls._LAYOUT_FOR_CARD.unpack(payload)
+        elif len(payload) == cls._LAYOUT.size:
+            (locked, cards), for_card = cls._LAYOUT.unpack(payload), 0
+        else:
+            raise ValueError(f"{cls.__name__}: payload is {len(payload)} bytes, expected "
+                             f"{cls._LAYOUT.size} or {cls._LAYOUT_FOR_CARD.size}")
+        return cls(_byte_bool("locked", locked), cards, for_card)
 
 
 @dataclass(frozen=True, slots=True)

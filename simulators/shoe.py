@@ -283,8 +283,10 @@ class SimulatedShoe:
 
     def _handle_command(self, message: Message, now: float) -> None:
         match message:
-            case SetExitLock(locked=locked, cards=cards):
-                self.model.set_exit_locked(locked, cards)
+            case SetExitLock(locked=locked, cards=cards, for_card=for_card):
+                if not self.model.set_exit_locked(locked, cards, for_card):
+                    log.info("unlock for card %d ignored: card %d has left since",
+                             for_card, self.model.counter)
             case SetIndicators(lights=lights, beep_ms=beep_ms):
                 self.model.set_indicators(int(lights))
                 if beep_ms:

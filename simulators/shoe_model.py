@@ -116,10 +116,15 @@ class ShoeModel:
 
     # -- what the host commands -----------------------------------------------------------
 
-    def set_exit_locked(self, locked: bool, cards: int = 0) -> None:
-        """``cards`` > 0 with an unlock: the stop re-engages by itself after that many cards."""
+    def set_exit_locked(self, locked: bool, cards: int = 0, for_card: int = 0) -> bool:
+        """``cards`` > 0 with an unlock: the stop re-engages by itself after that many cards.
+        ``for_card`` > 0: unlock only if the next card will have that counter; an unlock sent
+        before the host saw the latest card is stale and ignored (returns False)."""
+        if not locked and for_card and for_card != self.counter + 1:
+            return False
         self.exit_locked = locked
         self._relock_after = 0 if locked else cards
+        return True
 
     def set_indicators(self, lights: int) -> None:
         self.indicators = lights

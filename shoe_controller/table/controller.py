@@ -439,9 +439,13 @@ class TableController:
             return
         view = self.table.view()
         if view.exit_locked != self._sent_lock:
-            # Unlock for the one card that is due: the shoe relocks after it by itself.
-            self.connection.send(wire.SetExitLock(locked=view.exit_locked,
-                                                  cards=0 if view.exit_locked else 1))
+            # Unlock for the one card that is due, named by its counter: the shoe relocks
+            # after it by itself, and ignores this unlock if a card has left since the last
+            # one the table has (an unlock carried over a reconnect and then sent again
+            # must not let a second card out).
+            self.connection.send(
+                wire.SetExitLock(locked=True) if view.exit_locked else
+                wire.SetExitLock(locked=False, cards=1, for_card=self.table.last_counter + 1))
             self._sent_lock = view.exit_locked
         lights = wire.Indicator(0)
         for name in view.lights:

@@ -242,3 +242,15 @@ def test_restart_resumes_the_round_as_it_was(tmp_path: Path) -> None:
                             for c in live.shoe.commands_since(mark)),
                 "the exit to unlock for the due card", timeout=3.0)
             finish_clean(live)
+
+
+def test_every_unlock_names_the_card_it_is_for(tmp_path: Path) -> None:
+    """The controller unlocks for one card at a time and names it by its counter, so an
+    unlock retransmitted over a reconnect and sent again cannot let a second card out."""
+    with live_table(tmp_path, CARDS) as live:
+        finish_clean(live)
+        unlocks = [c for c in live.shoe.commands_since(0)
+                   if isinstance(c, SetExitLock) and not c.locked]
+        dealt = [card.counter for card in live.shoe.dealt()]
+    assert unlocks and all(c.cards == 1 and c.for_card > 0 for c in unlocks)
+    assert set(dealt) <= {c.for_card for c in unlocks}  # each card was let out by name

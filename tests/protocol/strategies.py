@@ -96,7 +96,10 @@ MESSAGES: dict[type[Message], st.SearchStrategy[Message]] = {
         u16,
         st.sampled_from(FaultCode),
     ),
-    SetExitLock: st.builds(SetExitLock, st.booleans()),
+    SetExitLock: st.one_of(
+        st.builds(SetExitLock, st.just(True)),
+        st.builds(SetExitLock, st.just(False), st.integers(0, 255), st.integers(0, 2**32 - 1)),
+    ),
     SetIndicators: st.builds(SetIndicators, u8.map(Indicator), st.integers(0, MAX_BEEP_MS)),
     StatusRequest: st.just(StatusRequest()),
     SetClock: st.builds(SetClock, u64),

@@ -76,6 +76,8 @@ def test_card_drawn_accepts_suit_enum_and_stores_int() -> None:
         (lambda: SetIndicators(256), "lights"),  # type: ignore[arg-type]
         (lambda: SetIndicators(1, 5001), "beep_ms"),  # type: ignore[arg-type]
         (lambda: SetExitLock(1), "locked"),  # type: ignore[arg-type]
+        (lambda: SetExitLock(True, 0, 7), "for_card"),
+        (lambda: SetExitLock(False, 1, 2**32), "for_card"),
         (lambda: DeviceFault(FaultCode.NONE), "code"),
         (lambda: DeviceFault(FaultCode.JAM, "x" * 201), "detail"),
         (lambda: DeviceInfo(1, 1, 0, "é" * 17, "m", "s", "f"), "vendor"),  # type: ignore[arg-type]
@@ -104,3 +106,14 @@ def test_construction_rejects_out_of_range_fields(build: object, field: str) -> 
 def test_decoding_bad_payload_raises_value_error(message_type: int, payload: bytes) -> None:
     with pytest.raises(ValueError):
         decode_message(message_type, payload)
+
+
+def test_set_exit_lock_names_its_card_only_in_the_long_form() -> None:
+    """The 2-byte form stays what it was; naming the card adds a u32 (SPEC section 6)."""
+    assert SetExitLock(True).encode_payload() == bytes.fromhex("0100")
+    assert SetExitLock(False, 1).encode_payload() == bytes.fromhex("0001")
+    long_form = SetExitLock(False, 1, 0x12345678).encode_payload()
+    assert long_form == bytes.fromhex("000178563412")
+    assert SetExitLock.decode_payload(long_form) == SetExitLock(False, 1, 0x12345678)
+    with pytest.raises(ValueError, match="expected 2 or 6"):
+        SetExitLock.decode_payload(bytes.fromhex("000102"))

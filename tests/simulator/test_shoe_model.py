@@ -32,6 +32,20 @@ def test_cards_come_out_in_order_counted_from_one() -> None:
     assert not any(c.misread or c.while_locked for c in drawn)
 
 
+def test_an_unlock_for_a_card_that_has_already_left_is_ignored() -> None:
+    """An unlock retransmitted after a reconnect, then sent again by the host, must not let
+    a second card out: each names the card it is for."""
+    model = ShoeModel(FIVE)
+    assert model.set_exit_locked(False, 1, for_card=1)
+    (first,) = model.pull()
+    assert isinstance(first, CardOut) and first.counter == 1 and model.exit_locked
+    assert not model.set_exit_locked(False, 1, for_card=1)  # the same unlock, again
+    assert model.exit_locked and model.pull() == [StateNotice(Notice.PULL_REFUSED, 1)]
+    assert model.set_exit_locked(False, 1, for_card=2)
+    (second,) = model.pull()
+    assert isinstance(second, CardOut) and second.counter == 2 and model.exit_locked
+
+
 def test_empty_reported_once_after_the_last_card_and_further_pulls_do_nothing() -> None:
     model = ShoeModel(FIVE)
     model.set_exit_locked(False)
