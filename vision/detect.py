@@ -129,6 +129,7 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     centre = quad.mean(axis=0)
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
     positions = np.linspace(0.15, 0.85, EDGE_SAMPLES, dtype=np.float32)
+    middle, steps = len(offsets) // 2, np.arange(len(offsets))
     sides = _sides(quad, shortest=16)
     if sides is None:
         return quad
@@ -141,30 +142,30 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
         profile = cv2.remap(frame, points[..., 0].astype(np.float32),
                             points[..., 1].astype(np.float32), cv2.INTER_LINEAR,
                             borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-        brightness = profile.mean(axis=2)  # (samples, steps), the table side first
-        middle = len(offsets) // 2
-        found = []
-        for index in range(EDGE_SAMPLES):
-            values = brightness[index]
-            # Darkest on the table side (the table, its shadow or the card's border stroke),
-            # brightest on the card side (the paper): the edge is where the paper begins.
-            low, high = float(values[:middle + 3].min()), float(values[middle - 3:].max())
-            if high - low < 40:  # no clear step from table to paper here
-                continue
-            level = low + EDGE_LEVEL * (high - low)
-            darkest = int(np.argmin(values[:middle + 3]))
-            above = np.nonzero(values[darkest:] >= level)[0]
-            if above.size == 0:
-                continue
-            step = darkest + int(above[0])
-            # Linear interpolation between the last sample below and the first above.
-            before, after = float(values[step - 1]), float(values[step])
-            fraction = (level - before) / (after - before) if after > before else 0.0
-            where = offsets[step - 1] - fraction * EDGE_STEP
-            found.append(bases[index] + where * normal)
+        # (samples, steps), the table side first. All profiles at once: this runs for
+        # every frame, four edges of EDGE_SAMPLES profiles each.
+        brightness = profile.mean(axis=2).astype(np.float64)
+        table_side = brightness[:, :middle + 3]
+        # Darkest on the table side (the table, its shadow or the card's border stroke),
+        # brightest on the card side (the paper): the edge is where the paper begins.
+        low, darkest = table_side.min(axis=1), table_side.argmin(axis=1)
+        high = brightness[:, middle - 3:].max(axis=1)
+        level = low + EDGE_LEVEL * (high - low)
+        above = (brightness >= level[:, None]) & (steps[None, :] >= darkest[:, None])
+        # A clear step from table to paper (not a hand, not a dark picture at the edge),
+        # crossing the level after the darkest pixel (so never at the first sample).
+        clear = (high - low >= 40) & above.any(axis=1)
+        rows = np.nonzero(clear)[0]
+        step = above[rows].argmax(axis=1)
+        # Linear interpolation between the last sample below and the first above.
+        before, after = brightness[rows, step - 1], brightness[rows, step]
+        rise = np.where(after > before, after - before, 1.0)
+        fraction = np.where(after > before, (level[rows] - before) / rise, 0.0)
+        where = offsets[step - 1] - fraction * EDGE_STEP
+        found = bases[rows] + where[:, None] * normal[None, :]
         if len(found) < EDGE_SAMPLES // 2:
             return quad
-        vx, vy, x0, y0 = cv2.fitLine(np.array(found, np.float32), cv2.DIST_HUBER, 0, 0.01,
+        vx, vy, x0, y0 = cv2.fitLine(found.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
                                      0.01).ravel()
         lines.append((np.array([x0, y0]), np.array([vx, vy])))
     corners = _intersections(lines)

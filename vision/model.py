@@ -47,6 +47,8 @@ MIN_SPLIT_THRESHOLD = 0.16
 (2C or 2S) has a smaller relative margin than without: its floor is higher (a 2C read as 2S
 at 0.15 was seen on a small, blurred bellot card whose held-out reads were all right)."""
 DISTANCE_SLACK = 1.5
+LOCATED = "located"
+"""The split name of rank and suit boxes located on the deck itself (vision.glyphs)."""
 THRESHOLD_SLACK = 0.05
 THRESHOLD_FACTOR = 1.3  # held-out reads use one frame fewer per card: stay well above
 DECK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -95,7 +97,7 @@ class DeckModel:
     threshold: float
     enrolment: dict[str, float]  # held-out figures, for the record
     split: Split | None = None  # rank box and suit box when rank and suit are read apart
-    split_name: str | None = None  # "located" (vision.glyphs) or a vision.corner.INDEX_SPLITS
+    split_name: str | None = None  # LOCATED (vision.glyphs) or a vision.corner.INDEX_SPLITS
     rank_vectors: np.ndarray | None = None  # (N, R), same rows as ``vectors``
     suit_vectors: np.ndarray | None = None  # (N, S)
 
@@ -224,7 +226,7 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
     splits: dict[str, Split] = {}
     located = locate_index(samples)
     if located is not None:
-        splits["located"] = located
+        splits[LOCATED] = located
     splits.update(INDEX_SPLITS)
     glyphs = {key: [index_features(view, split) for view in views]
               for key, split in splits.items()}
@@ -243,7 +245,7 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
             # tie, rank and suit read apart generalise better (each learnt from four or
             # thirteen times the frames: a 2C a little blurrier than any enrolled is still
             # a 2 and still a club), best in the deck's own located boxes; then the margin.
-            preference = 0 if split_name is None else 2 if split_name == "located" else 1
+            preference = 0 if split_name is None else 2 if split_name == LOCATED else 1
             score = (model.enrolment["held_out_accepted_right"], preference,
                      model.enrolment["low_confidence_margin"])
             if best is None or score > best[0]:

@@ -39,7 +39,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vision.model import DeckModel, models_dir
+    from vision.model import LOCATED, DeckModel, models_dir
 
     folder = models_dir(args.models)
     if args.vision_command == "enroll":
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         path = model.save(folder)
         figures = model.enrolment
         index = ("rank and suit read apart, boxes located on the deck"
-                 if model.split_name == "located" else
+                 if model.split_name == LOCATED else
                  f"rank and suit read apart, fixed boxes {model.split_name}"
                  if model.split_name else "whole index")
         print(f"enrolled deck {model.name!r} from {int(figures['frames'])} frames of "
