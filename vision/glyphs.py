@@ -9,9 +9,10 @@ the deck's rank and suit boxes, typically within a pixel of the glyphs, whatever
 typeface and index size: a small suit glyph then fills its feature patch instead of a fifth
 of a fixed box, and a big one is not cut.
 
-Only decks whose rank sits above its suit are located here (the common index); others, and
-decks where no consistent glyphs are found (indices drawn light on dark, face cards without
-an index on every rank), keep the fixed candidate boxes of :data:`vision.corner.INDEX_SPLITS`.
+The rank may sit above the suit (the common index) or beside it on the same row (a deck that
+prints its suit in one top corner and its rank in the other). Decks where no consistent
+glyphs are found (indices drawn light on dark, face cards without an index on every rank)
+keep the fixed candidate boxes of :data:`vision.corner.INDEX_SPLITS`.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import cv2
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.corner import Box, Split, orientations, white_balanced
+from vision.corner import Box, Split, white_balanced
 
-REGION = (0.3, 0.5)  # the top-left corner searched, as fractions of the card's width, height
+REGION = (1.0, 0.4)  # the top band searched, as fractions of the card's width, height
 SUIT_INK = 0.7  # ink on this share of a suit's frames (face cards may lack a suit glyph)
 RANK_INK = 0.85  # ink on this share of a rank's frames
 SAME_PLACE = 6  # pixels: the four suits' glyph boxes must agree this closely
-MIN_RANKS = 10  # ranks whose glyph must be found above the suit
+MIN_RANKS = 10  # ranks whose glyph must be found next to the suit
+SPECK = 0.25  # a suit glyph has at least this share of the largest consistent glyph's area
 PAD = 2  # pixels added round each box: a frame's glyphs sit within about a pixel
 
 _Pixels = tuple[int, int, int, int, int]  # x0, y0, x1, y1, area
@@ -47,37 +49,82 @@ def locate_index(samples: Sequence[tuple[np.ndarray, Card]]) -> Split | None:
                 for suit in np.unique(suits)]
     if len(per_suit) < 2:
         return None
-    suit_box = _same_place(per_suit)
+    suit_box = _same_place(per_suit, shape[1])
     if suit_box is None:
         return None
 
-    rank_boxes = []
-    for rank in np.unique(ranks):
-        above = [glyph for glyph in _glyphs(inks[ranks == rank].mean(axis=0) > RANK_INK, shape)
-                 if glyph[3] <= suit_box[1] + PAD and glyph[0] < suit_box[2]
-                 and glyph[2] > suit_box[0]]
-        if above:  # a "10" is two glyphs: take them together
-            rank_boxes.append(_union(above))
-    if len(rank_boxes) < min(MIN_RANKS, len(np.unique(ranks))):
+    rank_ranks = np.unique(ranks)
+    needed = min(MIN_RANKS, len(rank_ranks))
+    consistent = {rank: _glyphs(inks[ranks == rank].mean(axis=0) > RANK_INK, shape)
+                  for rank in rank_ranks}
+    stacked = [_union(above) for glyphs in consistent.values()
+               if (above := [glyph for glyph in glyphs if _above(glyph, suit_box)])]
+    rank_boxes = stacked if len(stacked) >= needed else _beside(consistent, suit_box, needed)
+    if len(rank_boxes) < needed:
         return None
-    rank_box = _union(rank_boxes)
-    return _fraction(rank_box, width, height), _fraction(suit_box, width, height)
+    return (_fraction(_union(rank_boxes), width, height),
+            _fraction(suit_box, width, height))
+
+
+def _above(glyph: _Pixels, suit: tuple[int, int, int, int]) -> bool:
+    """Above the suit glyph, overlapping it across: the rank of the common index (a "10" is
+    two glyphs, both kept)."""
+    return glyph[3] <= suit[1] + PAD and glyph[0] < suit[2] and glyph[2] > suit[0]
+
+
+def _beside(consistent: dict[int, list[_Pixels]], suit: tuple[int, int, int, int],
+            needed: int) -> list[tuple[int, int, int, int]]:
+    """Per rank, its glyph box on the suit's row, for a deck that prints rank and suit side
+    by side. A pip or a court card's frame on that row can be consistent too, but only the
+    rank glyph is at the same place on ``needed`` ranks or more: the glyphs kept are those
+    in the place that many ranks agree on, with any glyph right next to them (the "1" of a
+    "10")."""
+    row = {rank: [glyph for glyph in glyphs if _same_row(glyph, suit)]
+           for rank, glyphs in consistent.items()}
+    shape = (max((glyph[3] for glyphs in row.values() for glyph in glyphs), default=0) + 1,
+             max((glyph[2] for glyphs in row.values() for glyph in glyphs), default=0) + 1)
+    votes = np.zeros(shape, np.int32)
+    for glyphs in row.values():
+        mask = np.zeros(shape, bool)
+        for x0, y0, x1, y1, _ in glyphs:
+            mask[y0:y1, x0:x1] = True
+        votes += mask
+    agreed = votes >= needed
+    boxes = []
+    for glyphs in row.values():
+        held = [glyph for glyph in glyphs if agreed[glyph[1]:glyph[3], glyph[0]:glyph[2]].any()]
+        if not held:
+            continue
+        box = _union(held)
+        near = [glyph for glyph in glyphs
+                if glyph[0] <= box[2] + SAME_PLACE and glyph[2] >= box[0] - SAME_PLACE]
+        boxes.append(_union(near))
+    return boxes
+
+
+def _same_row(glyph: _Pixels, suit: tuple[int, int, int, int]) -> bool:
+    """Beside the suit glyph (not on it), overlapping at least half the smaller's height."""
+    x0, y0, x1, y1, _ = glyph
+    across = min(x1, suit[2]) - max(x0, suit[0])
+    down = min(y1, suit[3]) - max(y0, suit[1])
+    return across <= 0 and down >= 0.5 * min(y1 - y0, suit[3] - suit[1])
 
 
 def _ink(samples: Sequence[tuple[np.ndarray, Card]]
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per enrolled view (both orientations): the corner's ink (1) and blank (0) pixels,
-    split by Otsu's threshold on that view, with its rank and suit."""
+    """Per enrolment image (all the same way up, :mod:`vision.orientation`): the corner's
+    ink (1) and blank (0) pixels, split by Otsu's threshold on that image, with its rank and
+    suit."""
     inks, ranks, suits = [], [], []
     for image, card in samples:
-        for view in orientations(white_balanced(image)):
-            height, width = view.shape[:2]
-            corner = view[:int(REGION[1] * height), :int(REGION[0] * width)]
-            grey = cv2.cvtColor(corner, cv2.COLOR_BGR2GRAY)
-            _, ink = cv2.threshold(grey, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-            inks.append(ink.astype(np.float32))
-            ranks.append(card.rank)
-            suits.append(int(card.suit))
+        view = white_balanced(image)
+        height, width = view.shape[:2]
+        corner = view[:int(REGION[1] * height), :int(REGION[0] * width)]
+        grey = cv2.cvtColor(corner, cv2.COLOR_BGR2GRAY)
+        _, ink = cv2.threshold(grey, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+        inks.append(ink.astype(np.float32))
+        ranks.append(card.rank)
+        suits.append(int(card.suit))
     return np.stack(inks), np.array(ranks), np.array(suits)
 
 
@@ -97,13 +144,15 @@ def _glyphs(mask: np.ndarray, shape: tuple[int, ...]) -> list[_Pixels]:
     return found
 
 
-def _same_place(per_suit: list[list[_Pixels]]) -> tuple[int, int, int, int] | None:
-    """The glyph every suit has at the same place (the suit index), the largest such if
-    several; its box covers all the suits' glyphs."""
+def _same_place(per_suit: list[list[_Pixels]], width: int) -> tuple[int, int, int, int] | None:
+    """The glyph every suit has at the same place (the suit index); its box covers all the
+    suits' glyphs. A pip can be at the same place on most cards of a suit too, but the
+    index is in a corner: of several such glyphs (specks aside), the one nearest a top
+    corner of the card."""
     def centre(glyph: _Pixels) -> np.ndarray:
         return np.array([(glyph[0] + glyph[2]) / 2, (glyph[1] + glyph[3]) / 2])
 
-    best: tuple[int, list[_Pixels]] | None = None
+    groups: list[tuple[int, list[_Pixels]]] = []
     for first in per_suit[0]:
         group = [first]
         for others in per_suit[1:]:
@@ -113,10 +162,17 @@ def _same_place(per_suit: list[list[_Pixels]]) -> tuple[int, int, int, int] | No
                 break
             group.append(max(near, key=lambda glyph: glyph[4]))
         else:
-            size = min(glyph[4] for glyph in group)
-            if best is None or size > best[0]:
-                best = (size, group)
-    return None if best is None else _union(best[1])
+            groups.append((min(glyph[4] for glyph in group), group))
+    if not groups:
+        return None
+    largest = max(size for size, _ in groups)
+
+    def from_corner(group: list[_Pixels]) -> float:
+        x0, y0, x1, y1 = _union(group)
+        return float(np.hypot(min(x0, width - x1), y0))
+
+    candidates = [group for size, group in groups if size >= SPECK * largest]
+    return _union(min(candidates, key=from_corner))
 
 
 def _union(boxes: Sequence[Sequence[int]]) -> tuple[int, int, int, int]:

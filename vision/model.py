@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +39,9 @@ from shoe_controller.cards import Card, Suit
 from shoe_controller.errors import ShoeError
 from vision.corner import INDEX_SPLITS, LAYOUTS, Split, features, index_features, orientations
 from vision.glyphs import locate_index
+from vision.orientation import upright
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -91,7 +92,7 @@ class Match:
 class DeckModel:
     name: str
     layout: str
-    vectors: np.ndarray  # (N, D) unit vectors, both orientations of each enrolment frame
+    vectors: np.ndarray  # (N, D) unit vectors, each enrolment frame the deck's way up
     labels: np.ndarray  # (N,) card index 0..51
     max_distance: float
     threshold: float
@@ -104,16 +105,21 @@ class DeckModel:
     def match(self, card_image: np.ndarray) -> Match:
         """The nearest enrolled card to a rectified card image, with its confidence.
 
-        With a split, each card is scored by the sum of three distances: to its nearest
-        enrolled frame (whole index), to the nearest frame of its rank (rank glyph, any suit)
-        and to the nearest frame of its suit (suit glyph, any rank); confidence is the
-        relative margin of the best card's score over the next card's. The distance (is this
-        the deck at all?) stays that of the whole index."""
-        vector = features(card_image, self.layout)
-        whole = self._match_vector(vector)
+        The card is read both ways up (:mod:`vision.orientation`) and the way nearer to the
+        enrolled deck (whole index) is kept. With a split, each card is then scored by the
+        sum of three distances: to its nearest enrolled frame (whole index), to the nearest
+        frame of its rank (rank glyph, any suit) and to the nearest frame of its suit (suit
+        glyph, any rank); confidence is the relative margin of the best card's score over
+        the next card's. The distance (is this the deck at all?) stays that of the whole
+        index."""
+        views = orientations(card_image)
+        vectors = [features(view, self.layout) for view in views]
+        reads = [self._match_vector(vector) for vector in vectors]
+        way = 0 if reads[0].distance <= reads[1].distance else 1
+        whole, vector = reads[way], vectors[way]
         if self.split is None or self.rank_vectors is None or self.suit_vectors is None:
             return whole
-        rank_vector, suit_vector = index_features(card_image, self.split)
+        rank_vector, suit_vector = index_features(views[way], self.split)
         scores = _card_scores(
             self.labels,
             (self.vectors @ vector)[None, :], (self.rank_vectors @ rank_vector)[None, :],
@@ -220,36 +226,53 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
                                f"{', '.join(thin)}")
     if len(counts) < 2:
         raise VisionModelError("enrolment needs frames of at least 2 different cards")
-    labels = np.array([card_index(card) for _, card in samples for _ in range(2)])
-    frames = np.repeat(np.arange(len(samples)), 2)
-    views = [view for image, _ in samples for view in orientations(image)]
-    splits: dict[str, Split] = {}
-    located = locate_index(samples)
-    if located is not None:
-        splits[LOCATED] = located
-    splits.update(INDEX_SPLITS)
-    glyphs = {key: [index_features(view, split) for view in views]
-              for key, split in splits.items()}
+    cards = [card for _, card in samples]
+    labels = np.array([card_index(card) for card in cards])
+    # Every frame the same way up, and turned: (2, frames) views. Which of the two ups has
+    # the index on top is tried both ways below (held-out reads decide, not a guess).
+    turned = upright([image for image, _ in samples], cards)
+    pairs = [orientations(image)[::-1] if turn else orientations(image)
+             for (image, _), turn in zip(samples, turned)]
+    views = [[pair[way] for pair in pairs] for way in (0, 1)]
+
+    def both(compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        return np.stack([np.stack([compute(view) for view in views[way]]) for way in (0, 1)])
+
+    fixed = {key: (both(lambda view, split=split: index_features(view, split)[0]),
+                   both(lambda view, split=split: index_features(view, split)[1]))
+             for key, split in INDEX_SPLITS.items()}
+    layouts = {layout: both(lambda view, layout=layout: features(view, layout))
+               for layout in LAYOUTS}
     best: tuple[tuple[float, int, float], DeckModel] | None = None
-    for layout in LAYOUTS:
-        vectors = np.stack([features(view, layout) for view in views])
-        for split_name in (None, *splits):
-            rank_vectors = suit_vectors = None
-            if split_name is not None:
-                rank_vectors = np.stack([rank for rank, _ in glyphs[split_name]])
-                suit_vectors = np.stack([suit for _, suit in glyphs[split_name]])
-            model = _fit(name, layout, vectors, labels, frames,
-                         None if split_name is None else splits[split_name], split_name,
-                         rank_vectors, suit_vectors)
-            # What counts is how many held-out reads would be taken, and taken right. On a
-            # tie, rank and suit read apart generalise better (each learnt from four or
-            # thirteen times the frames: a 2C a little blurrier than any enrolled is still
-            # a 2 and still a club), best in the deck's own located boxes; then the margin.
-            preference = 0 if split_name is None else 2 if split_name == LOCATED else 1
-            score = (model.enrolment["held_out_accepted_right"], preference,
-                     model.enrolment["low_confidence_margin"])
-            if best is None or score > best[0]:
-                best = (score, model)
+    for up in (0, 1):
+        order = [up, 1 - up]  # row 0 the enrolled way up, row 1 the card turned half round
+        splits: dict[str, Split] = {}
+        glyphs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        located = locate_index(list(zip(views[up], cards)))
+        if located is not None:
+            splits[LOCATED] = located
+            glyphs[LOCATED] = (both(lambda view: index_features(view, located)[0])[order],
+                               both(lambda view: index_features(view, located)[1])[order])
+        splits.update(INDEX_SPLITS)
+        glyphs.update({key: (ranks[order], suits[order]) for key, (ranks, suits) in fixed.items()})
+        for layout, vectors in layouts.items():
+            for split_name in (None, *splits):
+                rank_vectors = suit_vectors = None
+                if split_name is not None:
+                    rank_vectors, suit_vectors = glyphs[split_name]
+                model = _fit(name, layout, vectors[order], labels,
+                             None if split_name is None else splits[split_name], split_name,
+                             rank_vectors, suit_vectors)
+                # What counts is how many held-out reads would be taken, and taken right.
+                # On a tie, rank and suit read apart generalise better (each learnt from four
+                # or thirteen times the frames: a 2C a little blurrier than any enrolled is
+                # still a 2 and still a club), best in the deck's own located boxes; then
+                # the margin.
+                preference = 0 if split_name is None else 2 if split_name == LOCATED else 1
+                score = (model.enrolment["held_out_accepted_right"], preference,
+                         model.enrolment["low_confidence_margin"])
+                if best is None or score > best[0]:
+                    best = (score, model)
     assert best is not None
     return best[1]
 
@@ -272,42 +295,47 @@ def _card_scores(labels: np.ndarray, card_sim: np.ndarray, rank_sim: np.ndarray,
             + per_label(suit_sim, labels // 13, 4)[:, cards // 13])
 
 
-def _held_out(vectors: np.ndarray, labels: np.ndarray, frames: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each enrolment frame (as captured) read against all the *other* frames: the nearest
-    distance, the label read and the confidence of that read."""
-    similarity = vectors @ vectors.T
-    distances = np.sqrt(np.maximum(2.0 - 2.0 * similarity, 0.0))
-    distances[frames[:, None] == frames[None, :]] = np.inf  # a frame never votes for itself
-    rows = np.arange(0, len(vectors), 2)  # each frame once, as it was captured
-    nearest = np.argmin(distances[rows], axis=1)
-    d_best = distances[rows, nearest]
+def _held_out(vectors: np.ndarray, labels: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each enrolment frame read against all the *other* frames, both ways up as the
+    recogniser reads a card (``vectors``: (2, frames, D), the enrolled way up first): the way
+    up kept, the nearest distance, the label read and the confidence of that read."""
+    frames = np.arange(len(labels))
+    distances = np.sqrt(np.maximum(2.0 - 2.0 * (vectors @ vectors[0].T), 0.0))
+    distances[:, frames, frames] = np.inf  # a frame never votes for itself
+    way = np.argmin(distances.min(axis=2), axis=0)
+    chosen = distances[way, frames]
+    nearest = np.argmin(chosen, axis=1)
+    d_best = chosen[frames, nearest]
     predicted = labels[nearest]
-    other = np.where(labels[None, :] != predicted[:, None], distances[rows], np.inf).min(axis=1)
+    other = np.where(labels[None, :] != predicted[:, None], chosen, np.inf).min(axis=1)
     confidence = np.where(np.isfinite(other) & (other > 0), (other - d_best) / other, 0.0)
-    return d_best, predicted, confidence
+    return way, d_best, predicted, confidence
 
 
-def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames: np.ndarray,
+def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
          split: Split | None = None, split_name: str | None = None,
          rank_vectors: np.ndarray | None = None,
          suit_vectors: np.ndarray | None = None) -> DeckModel:
-    """Thresholds from leave-one-frame-out reads of the enrolment frames."""
-    rows = np.arange(0, len(vectors), 2)
-    d_best, predicted, confidence = _held_out(vectors, labels, frames)
+    """Thresholds from leave-one-frame-out reads of the enrolment frames. ``vectors`` and
+    the rank and suit vectors are (2, frames, D): the enrolled way up, then turned."""
+    frames = np.arange(len(labels))
+    way, d_best, predicted, confidence = _held_out(vectors, labels)
     if split is not None and rank_vectors is not None and suit_vectors is not None:
-        same = frames[rows, None] == frames[None, :]  # a frame never votes for itself
-        scores = _card_scores(
-            labels, np.where(same, -np.inf, vectors[rows] @ vectors.T),
-            np.where(same, -np.inf, rank_vectors[rows] @ rank_vectors.T),
-            np.where(same, -np.inf, suit_vectors[rows] @ suit_vectors.T))
+        itself = frames[:, None] == frames[None, :]  # a frame never votes for itself
+
+        def similarity(rows: np.ndarray) -> np.ndarray:
+            return np.where(itself, -np.inf, rows[way, frames] @ rows[0].T)
+
+        scores = _card_scores(labels, similarity(vectors), similarity(rank_vectors),
+                              similarity(suit_vectors))
         order = np.argsort(scores, axis=1)
-        best = scores[np.arange(len(rows)), order[:, 0]]
-        second = scores[np.arange(len(rows)), order[:, 1]]
+        best = scores[frames, order[:, 0]]
+        second = scores[frames, order[:, 1]]
         predicted = order[:, 0]
         confidence = np.where(np.isfinite(second) & (second > 0),
                               (second - best) / np.where(second > 0, second, 1.0), 0.0)
-    right = predicted == labels[rows]
+    right = predicted == labels
     # A frame whose card was badly found is far from everything: the 99th percentile keeps
     # it from widening the deck, and wrong reads it would decline anyway set no threshold.
     max_distance = (DISTANCE_SLACK * float(np.percentile(d_best[right], 99))
@@ -318,7 +346,7 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames
     threshold = max(floor, THRESHOLD_FACTOR * wrong_conf + THRESHOLD_SLACK)
     accepted = (confidence >= threshold) & (d_best <= max_distance)
     enrolment = {
-        "frames": float(len(rows)),
+        "frames": float(len(labels)),
         "cards": float(len(set(labels.tolist()))),
         "held_out_accuracy": float(right.mean()),
         "held_out_accepted_right": float((accepted & right).mean()),
@@ -329,5 +357,7 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray, frames
         "low_confidence_margin": (float(np.percentile(confidence[right], 2)) / threshold
                                   if right.any() else 0.0),
     }
-    return DeckModel(name, layout, vectors.astype(np.float32), labels, max_distance,
-                     threshold, enrolment, split, split_name, rank_vectors, suit_vectors)
+    return DeckModel(name, layout, vectors[0].astype(np.float32), labels, max_distance,
+                     threshold, enrolment, split, split_name,
+                     None if rank_vectors is None else rank_vectors[0],
+                     None if suit_vectors is None else suit_vectors[0])
