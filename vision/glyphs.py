@@ -168,7 +168,7 @@ def _same_place(per_suit: list[list[_Pixels]], width: int) -> tuple[int, int, in
     largest = max(size for size, _ in groups)
 
     def from_corner(group: list[_Pixels]) -> float:
-        x0, y0, x1, y1 = _union(group)
+        x0, y0, x1, _ = _union(group)
         return float(np.hypot(min(x0, width - x1), y0))
 
     candidates = [group for size, group in groups if size >= SPECK * largest]

@@ -251,10 +251,12 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
         located = locate_index(list(zip(views[up], cards)))
         if located is not None:
             splits[LOCATED] = located
-            glyphs[LOCATED] = (both(lambda view: index_features(view, located)[0])[order],
-                               both(lambda view: index_features(view, located)[1])[order])
+            ranks, suits = (both(lambda view, part=part, boxes=located:
+                                 index_features(view, boxes)[part]) for part in (0, 1))
+            glyphs[LOCATED] = (ranks[order], suits[order])
         splits.update(INDEX_SPLITS)
-        glyphs.update({key: (ranks[order], suits[order]) for key, (ranks, suits) in fixed.items()})
+        glyphs.update({key: (ranks[order], suits[order])
+                       for key, (ranks, suits) in fixed.items()})
         for layout, vectors in layouts.items():
             for split_name in (None, *splits):
                 rank_vectors = suit_vectors = None

@@ -66,9 +66,10 @@ def card_image(card: Card, rng: np.random.Generator, *,
     rank_text(image, card.rank, colour, SIDE_RANK_AT if side_by_side else RANK_AT)
     if side_by_side:
         suit_at = SIDE_SUIT_AT
-    box = suit_at or (lambda x, y: (x, y, x + 18, y + 18))(
-        int(rng.integers(5, 40)), int(rng.integers(50, 100)))
-    suit_glyph(image, card.suit, box)
+    if suit_at is None:  # printed anywhere: no suit index at all
+        x, y = int(rng.integers(5, 40)), int(rng.integers(50, 100))
+        suit_at = (x, y, x + 18, y + 18)
+    suit_glyph(image, card.suit, suit_at)
     for x, y in _pips(card.rank, top=10 if side_by_side else 40):
         suit_glyph(image, card.suit, (x, y, x + 24, y + 24))
     if point_symmetric:

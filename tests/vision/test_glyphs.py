@@ -6,8 +6,16 @@ import numpy as np
 
 from shoe_controller.cards import Suit
 from tests.vision.synthetic_deck import (
-    HEIGHT, SIDE_RANK_AT, SIDE_SUIT_AT, SUIT_AT, WIDTH, deck, printed_rank_box)
+    HEIGHT,
+    SIDE_RANK_AT,
+    SIDE_SUIT_AT,
+    SUIT_AT,
+    WIDTH,
+    deck,
+    printed_rank_box,
+)
 from vision.glyphs import PAD, locate_index
+
 
 def _pixels(box: tuple[float, float, float, float]) -> np.ndarray:
     return np.array(box) * [WIDTH, HEIGHT, WIDTH, HEIGHT]
