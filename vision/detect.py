@@ -24,6 +24,10 @@ CARD_SIZE = (200, 290)  # width, height of the rectified card
 WORK_WIDTH = 320  # detection runs on a frame scaled to this width (speed)
 MIN_AREA = 0.03  # a card covers at least this fraction of the frame
 MAX_AREA = 0.9
+FILLED = 0.85  # share of its four-corner outline a card's blob fills
+BITTEN = 0.7  # ...and of its bounding rectangle, when a dark picture bites into it
+CORNER_ANGLES = (60.0, 120.0)  # degrees: a card's corners, under the camera's perspective
+OPPOSITE_SIDES = 1.6  # longest over shortest of two opposite sides
 
 
 @dataclass(frozen=True)
@@ -64,16 +68,44 @@ def find_card(frame: np.ndarray) -> np.ndarray | None:
     if not MIN_AREA * area <= hull_area <= MAX_AREA * area:
         return None
     quad = _four_corners(hull)
-    if quad is None:
-        return None
     # A card is a filled rectangle: its blob fills most of its four-corner outline.
-    if hull_area < 0.85 * cv2.contourArea(quad.reshape(-1, 1, 2)):
-        return None
+    if quad is None or not _card_shaped(quad) or hull_area < FILLED * _area(quad):
+        # A dark picture printed to the card's edge, on a dark table, bites a piece out of
+        # the blob and the four-corner fit follows the bite. The card's visible edges still
+        # bound it: the smallest rectangle round the blob is close, and the edges are then
+        # measured where they show.
+        quad = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+        if hull_area < BITTEN * _area(quad):
+            return None
     outline = np.concatenate(pieces).reshape(-1, 2).astype(np.float32)
     # Twice: the first fit starts from corners on the rounded arcs, so its edges may be a
     # little askew; the second starts from sharp corners and keeps only points on the edge.
     refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
-    return _edges_on_frame(frame, _clockwise(refined / scale))
+    corners = _edges_on_frame(frame, _clockwise(refined / scale))
+    return corners if _card_shaped(corners) else None
+
+
+def _area(quad: np.ndarray) -> float:
+    return float(cv2.contourArea(quad.reshape(-1, 1, 2).astype(np.float32)))
+
+
+def _card_shaped(quad: np.ndarray) -> bool:
+    """Convex, each corner near a right angle and opposite sides of similar length, as a
+    card seen from a camera above the table is (75 to 106 degrees and sides within 1.25
+    of each other on every simulated frame): not a blob bitten by a dark picture."""
+    after = np.roll(quad, -1, axis=0) - quad
+    before = np.roll(quad, 1, axis=0) - quad
+    lengths = np.linalg.norm(after, axis=1)
+    if lengths.min() < 1e-3:
+        return False
+    cosines = np.sum(after * before, axis=1) / (lengths * np.roll(lengths, 1))
+    angles = np.degrees(np.arccos(np.clip(cosines, -1.0, 1.0)))
+    following = np.roll(after, -1, axis=0)
+    turns = after[:, 0] * following[:, 1] - after[:, 1] * following[:, 0]
+    return bool(np.all(np.sign(turns) == np.sign(turns[0]))
+                and CORNER_ANGLES[0] <= angles.min() and angles.max() <= CORNER_ANGLES[1]
+                and max(lengths[0], lengths[2]) <= OPPOSITE_SIDES * min(lengths[0], lengths[2])
+                and max(lengths[1], lengths[3]) <= OPPOSITE_SIDES * min(lengths[1], lengths[3]))
 
 
 def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np.ndarray:
@@ -111,6 +143,7 @@ EDGE_SAMPLES = 24  # profiles across each edge
 EDGE_REACH = 5.0  # frame pixels either side of the coarse edge the profile looks at
 EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
+EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
 
 
 def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
@@ -124,7 +157,7 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     to the paper's brightness, and a robust line through those points. That is the paper's
     edge whatever the table's colour and whether or not the design has a border stroke; the
     index glyphs then land within a fraction of a pixel of the same place on every card.
-    Falls back to ``quad`` when an edge is not clear (a hand over it, the card cut off).
+    An edge too little of which shows keeps its coarse line.
     """
     centre = quad.mean(axis=0)
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
@@ -163,8 +196,11 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
         fraction = np.where(after > before, (level[rows] - before) / rise, 0.0)
         where = offsets[step - 1] - fraction * EDGE_STEP
         found = bases[rows] + where[:, None] * normal[None, :]
-        if len(found) < EDGE_SAMPLES // 2:
-            return quad
+        if len(found) < EDGE_MIN_CLEAR:
+            # Too little of this edge shows (a dark picture printed to it, a hand over
+            # it): keep its coarse line; the other edges are still measured.
+            lines.append((start, unit))
+            continue
         vx, vy, x0, y0 = cv2.fitLine(found.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
                                      0.01).ravel()
         lines.append((np.array([x0, y0]), np.array([vx, vy])))

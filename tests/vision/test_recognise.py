@@ -58,7 +58,33 @@ def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float, strok
     """A card's rounded corners must not pull its corners inwards, and a dark border stroke
     (many printed designs have one) must not move its edges: the corners are where the
     paper's straight edges meet, within a pixel, on a blurred, noisy frame."""
-    frame = np.full((480, 640, 3), (40, 110, 30), np.uint8)
+    frame, placed = _card_on_table(angle, stroke=stroke)
+    quad = find_card(frame)
+    assert quad is not None
+    error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
+    assert error.max() < 1.0, (quad, placed)  # on the arcs it would be about 7 pixels off
+
+
+@pytest.mark.parametrize("angle", [8.0, -50.0])
+def test_detection_finds_a_card_whose_dark_picture_runs_off_its_edge(angle: float) -> None:
+    """A dark picture printed to the card's edge (a full-bleed design), on a dark table:
+    that part of the card looks like the table and bites a corner out of the card's blob.
+    The corners are still found from the edges that show, not from the bite."""
+    frame, placed = _card_on_table(angle, table=(32, 30, 28), picture=(48, 46, 44))
+    quad = find_card(frame)
+    assert quad is not None
+    error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
+    assert error.max() < 1.0, (quad, placed)
+
+
+def _card_on_table(angle: float, *, stroke: bool = False,
+                   table: tuple[int, int, int] = (40, 110, 30),
+                   picture: tuple[int, int, int] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """A frame of a rounded white card (optionally with a 3-pixel black border, or a dark
+    disc printed to its bottom-right edges), turned by ``angle``; and the corners of its
+    paper in the frame."""
+    frame = np.full((480, 640, 3), table, np.uint8)
     width, height, radius = 180.0, 260.0, 18
     card = np.zeros((int(height), int(width)), np.uint8)
     cv2.rectangle(card, (radius, 0), (int(width) - 1 - radius, int(height) - 1), 255, -1)
@@ -71,6 +97,11 @@ def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float, strok
     if stroke:  # a 3-pixel black border: the paper starts inside it
         paper = cv2.erode(card, np.ones((7, 7), np.uint8), borderType=cv2.BORDER_CONSTANT,
                           borderValue=0)
+    dark = np.zeros_like(card)
+    if picture is not None:  # a disc cut by the card's right and bottom edges
+        cv2.circle(dark, (int(width * 0.8), int(height * 0.82)), 75, 255, -1)
+        dark = np.minimum(dark, card)
+        paper = np.where(dark > 0, 0, paper).astype(np.uint8)
     inset = 3.0 if stroke else 0.0
     corners = np.array([[inset, inset], [width - 1 - inset, inset],
                         [width - 1 - inset, height - 1 - inset], [inset, height - 1 - inset]],
@@ -80,14 +111,13 @@ def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float, strok
     placed = cv2.transform(corners[None], turn)[0]
     whole = cv2.warpAffine(card, turn, (640, 480), flags=cv2.INTER_LINEAR) / 255.0
     white = cv2.warpAffine(paper, turn, (640, 480), flags=cv2.INTER_LINEAR) / 255.0
-    image = frame * (1 - whole[:, :, None]) + (10, 10, 10) * (whole - white)[:, :, None]
+    shade = cv2.warpAffine(dark, turn, (640, 480), flags=cv2.INTER_LINEAR) / 255.0
+    image = frame * (1 - whole[:, :, None]) + (10, 10, 10) * (whole - white - shade)[:, :, None]
     image += (235, 240, 240) * white[:, :, None]
+    image += np.array(picture or (0, 0, 0)) * shade[:, :, None]
     image = cv2.GaussianBlur(image, (0, 0), 1.0)
     image += np.random.default_rng(5).normal(0, 4, image.shape)
-    quad = find_card(np.clip(image, 0, 255).astype(np.uint8))
-    assert quad is not None
-    error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
-    assert error.max() < 1.0, (quad, placed)  # on the arcs it would be about 7 pixels off
+    return np.clip(image, 0, 255).astype(np.uint8), placed
 
 
 def test_model_round_trips_through_its_file(enrolled, tmp_path: Path) -> None:
