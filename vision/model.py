@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +101,7 @@ class DeckModel:
     split_name: str | None = None  # LOCATED (vision.glyphs) or a vision.corner.INDEX_SPLITS
     rank_vectors: np.ndarray | None = None  # (N, R), same rows as ``vectors``
     suit_vectors: np.ndarray | None = None  # (N, S)
+    both_ways: bool = False  # rows hold each frame both ways up (a point-symmetric deck)
 
     def match(self, card_image: np.ndarray) -> Match:
         """The nearest enrolled card to a rectified card image, with its confidence.
@@ -112,10 +113,11 @@ class DeckModel:
         glyph, any rank); confidence is the relative margin of the best card's score over
         the next card's. The distance (is this the deck at all?) stays that of the whole
         index."""
-        views = orientations(card_image)
+        # A deck enrolled both ways up matches a card either way up as it lies.
+        views = (card_image,) if self.both_ways else orientations(card_image)
         vectors = [features(view, self.layout) for view in views]
         reads = [self._match_vector(vector) for vector in vectors]
-        way = 0 if reads[0].distance <= reads[1].distance else 1
+        way = min(range(len(reads)), key=lambda index: reads[index].distance)
         whole, vector = reads[way], vectors[way]
         if self.split is None or self.rank_vectors is None or self.suit_vectors is None:
             return whole
@@ -150,7 +152,8 @@ class DeckModel:
         meta = {"format": FORMAT_VERSION, "name": self.name, "layout": self.layout,
                 "split": None if self.split is None else [list(box) for box in self.split],
                 "split_name": self.split_name, "max_distance": self.max_distance,
-                "threshold": self.threshold, "enrolment": self.enrolment}
+                "threshold": self.threshold, "enrolment": self.enrolment,
+                "both_ways": self.both_ways}
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -191,7 +194,8 @@ class DeckModel:
         return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
                    float(meta["threshold"]), dict(meta.get("enrolment", {})), split,
                    meta.get("split_name") if split else None,
-                   rank_vectors if split else None, suit_vectors if split else None)
+                   rank_vectors if split else None, suit_vectors if split else None,
+                   bool(meta.get("both_ways", False)))
 
 
 def _split_from(value: object) -> Split | None:
@@ -235,24 +239,28 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
              for (image, _), turn in zip(samples, turned)]
     views = [[pair[way] for pair in pairs] for way in (0, 1)]
 
-    def both(compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        return np.stack([np.stack([compute(view) for view in views[way]]) for way in (0, 1)])
+    def glyph_vectors(split: Split) -> tuple[np.ndarray, np.ndarray]:
+        """The rank and the suit vectors of every view in ``split``'s boxes, (2, frames, D)."""
+        read = [[index_features(view, split) for view in views[way]] for way in (0, 1)]
+        return (np.stack([np.stack([rank for rank, _ in row]) for row in read]),
+                np.stack([np.stack([suit for _, suit in row]) for row in read]))
 
-    fixed = {key: (both(lambda view, split=split: index_features(view, split)[0]),
-                   both(lambda view, split=split: index_features(view, split)[1]))
-             for key, split in INDEX_SPLITS.items()}
-    layouts = {layout: both(lambda view, layout=layout: features(view, layout))
+    fixed = {key: glyph_vectors(split) for key, split in INDEX_SPLITS.items()}
+    layouts = {layout: np.stack([np.stack([features(view, layout) for view in views[way]])
+                                 for way in (0, 1)])
                for layout in LAYOUTS}
-    best: tuple[tuple[float, int, float], DeckModel] | None = None
-    for up in (0, 1):
+    best: tuple[tuple[float, int, int, float], DeckModel] | None = None
+    # Each up read both ways against one way enrolled, and (a deck printed both ways up, as
+    # most are) every frame enrolled both ways up, each turned view one more example.
+    for up, both_ways in ((0, False), (1, False), (0, True)):
         order = [up, 1 - up]  # row 0 the enrolled way up, row 1 the card turned half round
         splits: dict[str, Split] = {}
         glyphs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        located = locate_index(list(zip(views[up], cards)))
+        seen = views[0] + views[1] if both_ways else views[up]
+        located = locate_index(list(zip(seen, cards + cards if both_ways else cards)))
         if located is not None:
             splits[LOCATED] = located
-            ranks, suits = (both(lambda view, part=part, boxes=located:
-                                 index_features(view, boxes)[part]) for part in (0, 1))
+            ranks, suits = glyph_vectors(located)
             glyphs[LOCATED] = (ranks[order], suits[order])
         splits.update(INDEX_SPLITS)
         glyphs.update({key: (ranks[order], suits[order])
@@ -264,15 +272,15 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
                     rank_vectors, suit_vectors = glyphs[split_name]
                 model = _fit(name, layout, vectors[order], labels,
                              None if split_name is None else splits[split_name], split_name,
-                             rank_vectors, suit_vectors)
+                             rank_vectors, suit_vectors, both_ways=both_ways)
                 # What counts is how many held-out reads would be taken, and taken right.
                 # On a tie, rank and suit read apart generalise better (each learnt from four
                 # or thirteen times the frames: a 2C a little blurrier than any enrolled is
                 # still a 2 and still a club), best in the deck's own located boxes; then
-                # the margin.
+                # the margin. Then twice the examples enrolled.
                 preference = 0 if split_name is None else 2 if split_name == LOCATED else 1
                 score = (model.enrolment["held_out_accepted_right"], preference,
-                         model.enrolment["low_confidence_margin"])
+                         int(both_ways), model.enrolment["low_confidence_margin"])
                 if best is None or score > best[0]:
                     best = (score, model)
     assert best is not None
@@ -297,20 +305,33 @@ def _card_scores(labels: np.ndarray, card_sim: np.ndarray, rank_sim: np.ndarray,
             + per_label(suit_sim, labels // 13, 4)[:, cards // 13])
 
 
-def _held_out(vectors: np.ndarray, labels: np.ndarray
+def _enrolled_rows(vectors: np.ndarray, both_ways: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a model keeps from (2, frames, D) views, and the frame of each row: one way
+    up, or (a deck printed both ways up) both, each turned view one more example."""
+    frames = np.arange(vectors.shape[1])
+    if both_ways:
+        return np.concatenate([vectors[0], vectors[1]]), np.concatenate([frames, frames])
+    return vectors[0], frames
+
+
+def _held_out(vectors: np.ndarray, labels: np.ndarray, both_ways: bool
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each enrolment frame read against all the *other* frames, both ways up as the
-    recogniser reads a card (``vectors``: (2, frames, D), the enrolled way up first): the way
-    up kept, the nearest distance, the label read and the confidence of that read."""
+    """Each enrolment frame read against all the *other* frames as the recogniser reads a
+    card (``vectors``: (2, frames, D), the enrolled way up first): one way up against both
+    ways enrolled, or both ways up against one. Returns the way up kept, the nearest
+    distance, the label read and the confidence of that read."""
     frames = np.arange(len(labels))
-    distances = np.sqrt(np.maximum(2.0 - 2.0 * (vectors @ vectors[0].T), 0.0))
-    distances[:, frames, frames] = np.inf  # a frame never votes for itself
+    enrolled, of_frame = _enrolled_rows(vectors, both_ways)
+    row_labels = labels[of_frame]
+    queries = vectors[:1] if both_ways else vectors
+    distances = np.sqrt(np.maximum(2.0 - 2.0 * (queries @ enrolled.T), 0.0))
+    distances[:, frames[:, None] == of_frame[None, :]] = np.inf  # never votes for itself
     way = np.argmin(distances.min(axis=2), axis=0)
     chosen = distances[way, frames]
     nearest = np.argmin(chosen, axis=1)
     d_best = chosen[frames, nearest]
-    predicted = labels[nearest]
-    other = np.where(labels[None, :] != predicted[:, None], chosen, np.inf).min(axis=1)
+    predicted = row_labels[nearest]
+    other = np.where(row_labels[None, :] != predicted[:, None], chosen, np.inf).min(axis=1)
     confidence = np.where(np.isfinite(other) & (other > 0), (other - d_best) / other, 0.0)
     return way, d_best, predicted, confidence
 
@@ -318,18 +339,20 @@ def _held_out(vectors: np.ndarray, labels: np.ndarray
 def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
          split: Split | None = None, split_name: str | None = None,
          rank_vectors: np.ndarray | None = None,
-         suit_vectors: np.ndarray | None = None) -> DeckModel:
+         suit_vectors: np.ndarray | None = None, *, both_ways: bool = False) -> DeckModel:
     """Thresholds from leave-one-frame-out reads of the enrolment frames. ``vectors`` and
     the rank and suit vectors are (2, frames, D): the enrolled way up, then turned."""
     frames = np.arange(len(labels))
-    way, d_best, predicted, confidence = _held_out(vectors, labels)
+    way, d_best, predicted, confidence = _held_out(vectors, labels, both_ways)
+    _, of_frame = _enrolled_rows(vectors, both_ways)
     if split is not None and rank_vectors is not None and suit_vectors is not None:
-        itself = frames[:, None] == frames[None, :]  # a frame never votes for itself
+        itself = frames[:, None] == of_frame[None, :]  # a frame never votes for itself
 
         def similarity(rows: np.ndarray) -> np.ndarray:
-            return np.where(itself, -np.inf, rows[way, frames] @ rows[0].T)
+            enrolled, _ = _enrolled_rows(rows, both_ways)
+            return np.where(itself, -np.inf, rows[way, frames] @ enrolled.T)
 
-        scores = _card_scores(labels, similarity(vectors), similarity(rank_vectors),
+        scores = _card_scores(labels[of_frame], similarity(vectors), similarity(rank_vectors),
                               similarity(suit_vectors))
         order = np.argsort(scores, axis=1)
         best = scores[frames, order[:, 0]]
@@ -359,7 +382,9 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
         "low_confidence_margin": (float(np.percentile(confidence[right], 2)) / threshold
                                   if right.any() else 0.0),
     }
-    return DeckModel(name, layout, vectors[0].astype(np.float32), labels, max_distance,
-                     threshold, enrolment, split, split_name,
-                     None if rank_vectors is None else rank_vectors[0],
-                     None if suit_vectors is None else suit_vectors[0])
+    def kept(rows: np.ndarray | None) -> np.ndarray | None:
+        return None if rows is None else _enrolled_rows(rows, both_ways)[0].astype(np.float32)
+
+    return DeckModel(name, layout, kept(vectors), labels[of_frame], max_distance, threshold,
+                     enrolment, split, split_name, kept(rank_vectors), kept(suit_vectors),
+                     both_ways)
