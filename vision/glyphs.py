@@ -1,10 +1,10 @@
 """Where a deck prints its rank and its suit, learnt from the deck's own enrolment frames.
 
 Every card of a deck carries its index at the same place, so over the enrolment frames the
-index glyphs stand out from everything else in the corner: a pixel inside the suit glyph is
-ink on (nearly) every card of that suit and blank on some card of another suit, and a pixel
-inside a rank glyph is ink on every card of that rank and blank on some other rank. Pips and
-face pictures vary from card to card and fail that test. The boxes around those pixels are
+index glyphs stand out from everything else in the card's top band: a pixel inside the suit
+glyph is ink on (nearly) every card of that suit and blank on some card of another suit, and a
+pixel inside a rank glyph is ink on every card of that rank and blank on some other rank.
+Pips and face pictures vary from card to card and fail that test. The boxes around those pixels are
 the deck's rank and suit boxes, typically within a pixel of the glyphs, whatever the deck's
 typeface and index size: a small suit glyph then fills its feature patch instead of a fifth
 of a fixed box, and a big one is not cut.
@@ -45,11 +45,11 @@ def locate_index(samples: Sequence[tuple[np.ndarray, Card]]) -> Split | None:
     inks, ranks, suits = _ink(samples)
     shape = inks.shape[1:]
 
-    per_suit = [_glyphs(inks[suits == suit].mean(axis=0) > SUIT_INK, shape)
-                for suit in np.unique(suits)]
+    suit_inks = [inks[suits == suit].mean(axis=0) for suit in np.unique(suits)]
+    per_suit = [_glyphs(ink > SUIT_INK, shape) for ink in suit_inks]
     if len(per_suit) < 2:
         return None
-    suit_box = _same_place(per_suit, shape[1])
+    suit_box = _same_place(per_suit, suit_inks)
     if suit_box is None:
         return None
 
@@ -112,15 +112,15 @@ def _same_row(glyph: _Pixels, suit: tuple[int, int, int, int]) -> bool:
 
 def _ink(samples: Sequence[tuple[np.ndarray, Card]]
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per enrolment image (all the same way up, :mod:`vision.orientation`): the corner's
+    """Per enrolment image (all the same way up, :mod:`vision.orientation`): the top band's
     ink (1) and blank (0) pixels, split by Otsu's threshold on that image, with its rank and
     suit."""
     inks, ranks, suits = [], [], []
     for image, card in samples:
         view = white_balanced(image)
         height, width = view.shape[:2]
-        corner = view[:int(REGION[1] * height), :int(REGION[0] * width)]
-        grey = cv2.cvtColor(corner, cv2.COLOR_BGR2GRAY)
+        band = view[:int(REGION[1] * height), :int(REGION[0] * width)]
+        grey = cv2.cvtColor(band, cv2.COLOR_BGR2GRAY)
         _, ink = cv2.threshold(grey, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
         inks.append(ink.astype(np.float32))
         ranks.append(card.rank)
@@ -144,13 +144,21 @@ def _glyphs(mask: np.ndarray, shape: tuple[int, ...]) -> list[_Pixels]:
     return found
 
 
-def _same_place(per_suit: list[list[_Pixels]], width: int) -> tuple[int, int, int, int] | None:
+def _same_place(per_suit: list[list[_Pixels]], suit_inks: list[np.ndarray]
+                ) -> tuple[int, int, int, int] | None:
     """The glyph every suit has at the same place (the suit index); its box covers all the
-    suits' glyphs. A pip can be at the same place on most cards of a suit too, but the
-    index is in a corner: of several such glyphs (specks aside), the one nearest a top
-    corner of the card."""
+    suits' glyphs. A pip can be at one place on most cards of a suit too, but not on the
+    ace and the court cards, which carry the index as well: of several such glyphs (specks
+    aside), the one whose ink is the most constant over each suit's frames."""
     def centre(glyph: _Pixels) -> np.ndarray:
         return np.array([(glyph[0] + glyph[2]) / 2, (glyph[1] + glyph[3]) / 2])
+
+    def constancy(group: list[_Pixels]) -> float:
+        shares = []
+        for (x0, y0, x1, y1, _), ink in zip(group, suit_inks):
+            inside = ink[y0:y1, x0:x1]
+            shares.append(float(inside[inside > SUIT_INK].mean()))
+        return float(np.mean(shares))
 
     groups: list[tuple[int, list[_Pixels]]] = []
     for first in per_suit[0]:
@@ -166,13 +174,8 @@ def _same_place(per_suit: list[list[_Pixels]], width: int) -> tuple[int, int, in
     if not groups:
         return None
     largest = max(size for size, _ in groups)
-
-    def from_corner(group: list[_Pixels]) -> float:
-        x0, y0, x1, _ = _union(group)
-        return float(np.hypot(min(x0, width - x1), y0))
-
     candidates = [group for size, group in groups if size >= SPECK * largest]
-    return _union(min(candidates, key=from_corner))
+    return _union(max(candidates, key=constancy))
 
 
 def _union(boxes: Sequence[Sequence[int]]) -> tuple[int, int, int, int]:

@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
                  if model.split_name == LOCATED else
                  f"rank and suit read apart, fixed boxes {model.split_name}"
                  if model.split_name else "whole index")
+        index += (", printed both ways up" if model.both_ways
+                  else ", printed one way up: cards read both ways")
         print(f"enrolled deck {model.name!r} from {int(figures['frames'])} frames of "
               f"{int(figures['cards'])} cards: layout {model.layout} ({index}), threshold "
               f"{model.threshold:.3f}, held-out accuracy {figures['held_out_accuracy']:.1%}")

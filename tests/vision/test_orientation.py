@@ -32,9 +32,19 @@ def test_a_deck_printed_one_way_up_is_read_right_either_way_up() -> None:
     samples, _ = _turned_at_random(
         deck(7, frames=3, side_by_side=True, point_symmetric=False), seed=8)
     model = enroll("one-way-up", samples)
-    assert model.split_name == "located"
+    assert model.split_name == "located" and not model.both_ways
     for image, card in deck(9, frames=1, side_by_side=True, point_symmetric=False):
         for view in (image, cv2.rotate(image, cv2.ROTATE_180)):
             match = model.match(view)
             assert match.card == card
             assert match.confidence >= model.threshold, (card, match)
+
+
+def test_a_deck_printed_both_ways_up_enrols_every_frame_both_ways() -> None:
+    """Point-symmetric: a frame turned round is one more example of the card, as good as
+    another frame (held-out reads are as right), so it is kept."""
+    samples, _ = _turned_at_random(deck(10, frames=3), seed=11)
+    model = enroll("both-ways-up", samples)
+    assert model.both_ways and len(model.vectors) == 2 * len(samples)
+    for image, card in deck(12, frames=1):
+        assert model.match(cv2.rotate(image, cv2.ROTATE_180)).card == card
