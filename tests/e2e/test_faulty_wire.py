@@ -6,11 +6,13 @@ every 100 cards (``disconnect`` is per byte: 0.0002 is one cut in about 5 000 by
 90-100 cards of traffic both ways). The controller must finish the shoe by itself, and its
 journal must export line for line what ``shoe replay`` deals from the same file.
 
-Known failure (reported to the lead): on this line the dealer pulls cards when none is due
-(``extra_card``, then ``link_lost`` mid-round), and with no supervisor the table stays latched.
-Likely cause: the host's SetExitLock goes out in the frame that acknowledges the card; when
-that frame is lost or corrupted, a later heartbeat/ack frame still acknowledges the card, so the
-shoe (dealer pace 0 waits only for the acknowledgement) pulls again before the lock arrives.
+The run takes about two minutes however fast the machine: its time goes to the link's
+retransmission timers (from 0.25 s) and to reconnecting, not to the CPU. So the run's deadline
+leaves room for a loaded CI machine; a hang is caught sooner, by 20 s with no card journalled.
+
+(Once a known failure: the dealer pulled a card when none was due after an unlock was resent
+across a reconnect. ``SetExitLock`` now names the card it unlocks for, and the shoe ignores a
+stale unlock.)
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ BAD_LINE = "corrupt=0.01,drop-frame=0.005,dup-frame=0.005,disconnect=0.0002,seed
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(330)
 @pytest.mark.parametrize("seed", [7])
 def test_shoe_over_a_faulty_wire_matches_replay(
     seed: int, tmp_path: Path, procs: ProcessKeeper
@@ -54,7 +56,7 @@ def test_shoe_over_a_faulty_wire_matches_replay(
         BAD_LINE.format(seed=seed),
     )
     run = procs.start(run_args(port, journal), "run")
-    assert wait_while_dealing(run, journal, stall=20) == 0, run.stderr()[-3000:]
+    assert wait_while_dealing(run, journal, stall=20, timeout=300) == 0, run.stderr()[-3000:]
 
     checks = journal_summary(journal)
     assert checks["verify"].returncode == 0, checks["verify"].stdout + checks["verify"].stderr
