@@ -18,13 +18,18 @@ import numpy as np
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the card
 
 WHOLE: Box = (0.0, 0.0, 1.0, 1.0)
+WHOLE_CARD = "whole"  # the layout of the whole card alone
 LAYOUTS: dict[str, tuple[Box, ...]] = {
     "top-left": ((0.0, 0.0, 0.2, 0.3), WHOLE),
     "top-left-wide": ((0.0, 0.0, 0.28, 0.36), WHOLE),
     "top-corners": ((0.0, 0.0, 0.24, 0.28), (0.76, 0.0, 1.0, 0.28), WHOLE),
+    WHOLE_CARD: (WHOLE,),
 }
 """Each layout ends with the whole card at coarse resolution: the index glyphs are small and
-a blurred 5, 6 or 8 looks alike, but the pip pattern or the face picture around it does not."""
+a blurred 5, 6 or 8 looks alike, but the pip pattern or the face picture around it does not.
+``whole`` is the whole card alone, for a deck whose index does not tell the cards apart (no
+suit in the index of the number cards, so 2S and 2C differ only in their pips) or whose corners
+carry a busy pattern: enrolment takes it only when it reads more held-out frames right."""
 
 PATCH = (32, 64)  # width, height each box is resampled to
 REDNESS_CELLS = (4, 8)

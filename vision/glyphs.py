@@ -120,7 +120,7 @@ def _ink(samples: Sequence[tuple[np.ndarray, Card]]
         view = white_balanced(image)
         height, width = view.shape[:2]
         band = view[:int(REGION[1] * height), :int(REGION[0] * width)]
-        grey = cv2.cvtColor(band, cv2.COLOR_BGR2GRAY)
+        grey = band.min(axis=2)  # ink absorbs in some channel: a yellow or pale blue glyph too
         _, ink = cv2.threshold(grey, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
         inks.append(ink.astype(np.float32))
         ranks.append(card.rank)

@@ -6,7 +6,8 @@ candidate layout (:data:`vision.corner.LAYOUTS`) and split (none, the boxes loca
 deck by :func:`vision.glyphs.locate_index`, or :data:`vision.corner.INDEX_SPLITS`) it reads
 every enrolment frame against the *others* (leave one frame out) with a nearest-neighbour
 classifier, and keeps the one under which most of them would be accepted and right (on a tie:
-a split, located boxes first, then the widest margin). The same held-out reads set the deck's
+a split, located boxes first; then a layout with an index box over the whole card alone; then
+the widest margin). The same held-out reads set the deck's
 two limits:
 
 - ``max_distance``: how far from every enrolled card a frame may be and still be this deck
@@ -37,7 +38,8 @@ import numpy as np
 
 from shoe_controller.cards import Card, Suit
 from shoe_controller.errors import ShoeError
-from vision.corner import INDEX_SPLITS, LAYOUTS, Split, features, index_features, orientations
+from vision.corner import (INDEX_SPLITS, LAYOUTS, WHOLE_CARD, Split, features, index_features,
+                           orientations)
 from vision.glyphs import locate_index
 from vision.orientation import upright
 
@@ -249,7 +251,7 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
     layouts = {layout: np.stack([np.stack([features(view, layout) for view in views[way]])
                                  for way in (0, 1)])
                for layout in LAYOUTS}
-    best: tuple[tuple[float, int, int, float], DeckModel] | None = None
+    best: tuple[tuple[float, int, int, int, float], DeckModel] | None = None
     # Each up read both ways against one way enrolled, and (a deck printed both ways up, as
     # most are) every frame enrolled both ways up, each turned view one more example.
     for up, both_ways in ((0, False), (1, False), (0, True)):
@@ -277,10 +279,12 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
                 # On a tie, rank and suit read apart generalise better (each learnt from four
                 # or thirteen times the frames: a 2C a little blurrier than any enrolled is
                 # still a 2 and still a club), best in the deck's own located boxes; then
-                # the margin. Then twice the examples enrolled.
+                # an index box over the whole card alone (the index is what a dealer
+                # reads); then twice the examples enrolled; then the margin.
                 preference = 0 if split_name is None else 2 if split_name == LOCATED else 1
                 score = (model.enrolment["held_out_accepted_right"], preference,
-                         int(both_ways), model.enrolment["low_confidence_margin"])
+                         int(layout != WHOLE_CARD), int(both_ways),
+                         model.enrolment["low_confidence_margin"])
                 if best is None or score > best[0]:
                     best = (score, model)
     assert best is not None
