@@ -22,18 +22,28 @@ SIDE_RANK_AT = (160, 8, 190, 36)  # ...and the rank in the top-right corner, on 
 RANK_TEXT = {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}
 
 
-def suit_glyph(image: np.ndarray, suit: Suit, box: tuple[int, int, int, int]) -> None:
+TWO_COLOURS = {Suit.SPADES: (0, 0, 0), Suit.HEARTS: (0, 0, 200), Suit.DIAMONDS: (0, 0, 200),
+               Suit.CLUBS: (0, 0, 0)}  # BGR
+FOUR_COLOURS = {Suit.SPADES: (0, 0, 0), Suit.HEARTS: (0, 0, 200),
+                Suit.DIAMONDS: (60, 225, 245), Suit.CLUBS: (40, 150, 30)}
+"""A four-colour deck: diamonds in a pale yellow, light in grey (nearly paper) but deep in
+blue, and clubs in green."""
+
+
+def suit_glyph(image: np.ndarray, suit: Suit, box: tuple[int, int, int, int],
+               colours: dict[Suit, tuple[int, int, int]] = TWO_COLOURS) -> None:
     x0, y0, x1, y1 = box
     cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+    colour = colours[suit]
     if suit is Suit.SPADES:
-        cv2.fillPoly(image, [np.array([[cx, y0], [x1 - 1, y1 - 1], [x0, y1 - 1]])], (0, 0, 0))
+        cv2.fillPoly(image, [np.array([[cx, y0], [x1 - 1, y1 - 1], [x0, y1 - 1]])], colour)
     elif suit is Suit.HEARTS:
-        cv2.circle(image, (cx, cy), (x1 - x0) // 2 - 1, (0, 0, 200), -1)
+        cv2.circle(image, (cx, cy), (x1 - x0) // 2 - 1, colour, -1)
     elif suit is Suit.DIAMONDS:
         cv2.fillPoly(image, [np.array([[cx, y0], [x1 - 1, cy], [cx, y1 - 1], [x0, cy]])],
-                     (0, 0, 200))
+                     colour)
     else:
-        cv2.rectangle(image, (x0, y0), (x1 - 1, y1 - 1), (0, 0, 0), -1)
+        cv2.rectangle(image, (x0, y0), (x1 - 1, y1 - 1), colour, -1)
 
 
 def rank_text(image: np.ndarray, rank: int, colour: tuple[int, int, int],
@@ -56,22 +66,30 @@ def printed_rank_box(at: tuple[int, int, int, int] = RANK_AT) -> tuple[int, int,
 
 def card_image(card: Card, rng: np.random.Generator, *,
                suit_at: tuple[int, int, int, int] | None = SUIT_AT, side_by_side: bool = False,
-               point_symmetric: bool = True) -> np.ndarray:
+               point_symmetric: bool = True,
+               colours: dict[Suit, tuple[int, int, int]] = TWO_COLOURS,
+               edge: bool = False, rank_only_index: bool = False) -> np.ndarray:
     """A rectified card: the index in the top-left corner (or suit top-left and rank
     top-right, ``side_by_side``), and turned round in the opposite corner as most printed
     cards have it (unless not ``point_symmetric``), pips that depend on the rank (the first
-    row level with a side-by-side index), a little noise."""
+    row level with a side-by-side index), a dark edge stroke (``edge``), a little noise.
+    With ``rank_only_index`` the index is the rank alone, and only the pips tell the suit
+    (a court card then has a picture, and one pip under it)."""
     image = np.full((HEIGHT, WIDTH, 3), 250, np.uint8)
-    colour = (0, 0, 200) if card.suit in (Suit.HEARTS, Suit.DIAMONDS) else (0, 0, 0)
-    rank_text(image, card.rank, colour, SIDE_RANK_AT if side_by_side else RANK_AT)
+    rank_text(image, card.rank, colours[card.suit], SIDE_RANK_AT if side_by_side else RANK_AT)
     if side_by_side:
         suit_at = SIDE_SUIT_AT
     if suit_at is None:  # printed anywhere: no suit index at all
         x, y = int(rng.integers(5, 40)), int(rng.integers(50, 100))
         suit_at = (x, y, x + 18, y + 18)
-    suit_glyph(image, card.suit, suit_at)
-    for x, y in _pips(card.rank, top=10 if side_by_side else 40):
-        suit_glyph(image, card.suit, (x, y, x + 24, y + 24))
+    if rank_only_index and card.rank > 10:
+        _court_picture(image, card.rank)
+    else:
+        suit_glyph(image, card.suit, suit_at, colours)
+    for x, y in _pips(card.rank, top=10 if side_by_side else 40, court_pip=rank_only_index):
+        suit_glyph(image, card.suit, (x, y, x + 24, y + 24), colours)
+    if edge:
+        cv2.rectangle(image, (1, 1), (WIDTH - 2, HEIGHT - 2), (40, 40, 40), 2)
     if point_symmetric:
         bottom = cv2.rotate(image[:HEIGHT // 2, :WIDTH // 2], cv2.ROTATE_180)
         image[HEIGHT - HEIGHT // 2:, WIDTH - WIDTH // 2:] = np.minimum(
@@ -80,11 +98,26 @@ def card_image(card: Card, rng: np.random.Generator, *,
     return np.clip(noisy, 0, 255).astype(np.uint8)
 
 
-def _pips(rank: int, top: int) -> list[tuple[int, int]]:
+def _court_picture(image: np.ndarray, rank: int) -> None:
+    """A court card's picture, one shape per rank, the same in every suit."""
+    ink = (90, 60, 40)
+    if rank == 11:
+        cv2.rectangle(image, (55, 60), (145, 185), ink, 5)
+    elif rank == 12:
+        cv2.ellipse(image, (100, 122), (45, 62), 0, 0, 360, ink, 5)
+    else:
+        cv2.polylines(image, [np.array([[55, 185], [55, 70], [78, 110], [100, 60], [122, 110],
+                                        [145, 70], [145, 185]])], True, ink, 5)
+
+
+def _pips(rank: int, top: int, court_pip: bool = False) -> list[tuple[int, int]]:
     """Pip positions as printed cards have them: one in the middle for an ace, a column for
-    a 2 or 3, rows of up to three from the 4 up, none on a court card."""
+    a 2 or 3, rows of up to three from the 4 up, none on a court card (or one low down,
+    ``court_pip``)."""
     if rank == 1:
         return [(88, 130)]
+    if rank > 10 and court_pip:
+        return [(88, 200)]
     if rank <= 3:
         return [(88, top + index * 60) for index in range(rank)]
     return [(60 + (index % 3) * 35, top + (index // 3) * 50)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from shoe_controller.cards import Suit
 from tests.vision.synthetic_deck import (
+    FOUR_COLOURS,
     HEIGHT,
     SIDE_RANK_AT,
     SIDE_SUIT_AT,
@@ -21,8 +23,14 @@ def _pixels(box: tuple[float, float, float, float]) -> np.ndarray:
     return np.array(box) * [WIDTH, HEIGHT, WIDTH, HEIGHT]
 
 
-def test_the_rank_and_suit_glyphs_are_found_where_the_deck_prints_them() -> None:
-    located = locate_index(deck(1))
+@pytest.mark.parametrize("style", [
+    {},
+    # A pale yellow suit is nearly paper in grey, and a dark edge stroke then takes the
+    # ink threshold: ink is what any colour channel absorbs.
+    {"colours": FOUR_COLOURS, "edge": True},
+], ids=["black and red", "four colours"])
+def test_the_rank_and_suit_glyphs_are_found_where_the_deck_prints_them(style) -> None:
+    located = locate_index(deck(1, **style))
     assert located is not None
     rank_box, suit_box = (_pixels(box) for box in located)
     # Each box holds its glyph, padded by PAD pixels, and not much more.
