@@ -28,6 +28,8 @@ FILLED = 0.85  # share of its four-corner outline a card's blob fills
 BITTEN = 0.7  # ...and of its bounding rectangle, when a dark picture bites into it
 CORNER_ANGLES = (60.0, 120.0)  # degrees: a card's corners, under the camera's perspective
 OPPOSITE_SIDES = 1.6  # longest over shortest of two opposite sides
+LOOSE_TABLE = 3.0  # a loose mask's level: this many times the table's own spread...
+LOOSE_OTSU = 0.4  # ...and at least this share of Otsu's level (a flat, noiseless table)
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,15 @@ class Detection:
     card: np.ndarray
 
 
-def find_card(frame: np.ndarray) -> np.ndarray | None:
-    """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card."""
+def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
+    """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card.
+
+    ``loose``: the card is everything the table's texture does not explain, not just what
+    stands out most (Otsu's threshold). A second try, for a frame whose card was not
+    recognised: a picture printed to the card's edge in nearly the table's colour (a red
+    cloak on red felt) is cut off by Otsu's threshold, and the card-shaped part that is left
+    is not the card. The loose mask may take in the card's shadow, which the edges measured
+    on the frame then leave out; tried first, it would do so on every frame."""
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
         raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
     scale = WORK_WIDTH / frame.shape[1]
@@ -52,7 +61,14 @@ def find_card(frame: np.ndarray) -> np.ndarray | None:
     table = np.median(border, axis=0)
     distance = np.linalg.norm(lab - table, axis=2)
     distance = np.clip(distance * (255.0 / max(float(distance.max()), 1.0)), 0, 255)
-    _, mask = cv2.threshold(distance.astype(np.uint8), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    level, mask = cv2.threshold(distance.astype(np.uint8), 0, 255,
+                                cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    if loose:
+        # Anything the table's own texture and noise do not reach (its 99th percentile
+        # along the border, with room): a picture close to the table's colour is card too.
+        spread = np.linalg.norm(border - table, axis=1) * (255.0 / max(float(distance.max()), 1.0))
+        level = max(LOOSE_TABLE * float(np.percentile(spread, 99)), LOOSE_OTSU * level)
+        _, mask = cv2.threshold(distance.astype(np.uint8), level, 255, cv2.THRESH_BINARY)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
@@ -270,9 +286,10 @@ def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
                                borderMode=cv2.BORDER_REPLICATE)
 
 
-def detect(frame: np.ndarray) -> Detection | None:
-    """Find and rectify the card; None when the frame shows no card."""
-    quad = find_card(frame)
+def detect(frame: np.ndarray, *, loose: bool = False) -> Detection | None:
+    """Find and rectify the card; None when the frame shows no card (``loose``: see
+    :func:`find_card`)."""
+    quad = find_card(frame, loose=loose)
     if quad is None:
         return None
     return Detection(quad, rectify(frame, quad))

@@ -38,8 +38,15 @@ import numpy as np
 
 from shoe_controller.cards import Card, Suit
 from shoe_controller.errors import ShoeError
-from vision.corner import (INDEX_SPLITS, LAYOUTS, WHOLE_CARD, Split, features, index_features,
-                           orientations)
+from vision.corner import (
+    INDEX_SPLITS,
+    LAYOUTS,
+    WHOLE_CARD,
+    Split,
+    features,
+    index_features,
+    orientations,
+)
 from vision.glyphs import locate_index
 from vision.orientation import upright
 

@@ -3,7 +3,9 @@
 A read is accepted only if the card was found, looks like the enrolled deck (distance within
 the deck's ``max_distance``) and its confidence reaches the deck's threshold. Anything else
 is declined with the reason: the table then asks the supervisor, which is always better than
-taking a wrong card.
+taking a wrong card. A card not found, or found but not like the deck, is looked for once
+more with a looser mask (:func:`vision.detect.find_card`), which costs time only on such
+frames.
 """
 
 from __future__ import annotations
@@ -47,10 +49,18 @@ class Recogniser:
     def recognise(self, frame: np.ndarray) -> Recognition:
         start = time.perf_counter()
         found = detect(frame)
-        if found is None:
+        match = None if found is None else self.model.match(found.card)
+        if match is None or match.distance > self.model.max_distance:
+            # Not the deck as found: a picture in the table's colour may have cut the card
+            # short. Found again with a looser mask, it is kept if nearer the deck (and
+            # then meets the same limits as any read).
+            retry = detect(frame, loose=True)
+            second = None if retry is None else self.model.match(retry.card)
+            if second is not None and (match is None or second.distance < match.distance):
+                match = second
+        if match is None:
             return Recognition(None, 0.0, float("inf"), None, "no card found in the frame",
                                time.perf_counter() - start)
-        match = self.model.match(found.card)
         reason = ""
         if match.distance > self.model.max_distance:
             reason = (f"does not look like deck {self.model.name!r} (distance "

@@ -12,10 +12,12 @@ import pytest
 from simulators.camera import background, render_deck, synthesise
 from vision.bench import measure
 from vision.detect import detect, find_card
-from vision.model import DeckModel, VisionModelError, models_dir
+from vision.model import DeckModel, VisionModelError, enroll, models_dir
 from vision.recognise import Recogniser
 
 from .conftest import CARDS
+from .synthetic_deck import card_image
+from .synthetic_deck import deck as synthetic_deck
 
 
 def frames(design, cache: Path, seed: int, per_card: int):
@@ -61,8 +63,8 @@ def test_detection_finds_the_sharp_corners_of_a_rounded_card(angle: float, strok
     frame, placed = _card_on_table(angle, stroke=stroke)
     quad = find_card(frame)
     assert quad is not None
-    error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
-    assert error.max() < 1.0, (quad, placed)  # on the arcs it would be about 7 pixels off
+    # On the arcs it would be about 7 pixels off.
+    assert _corner_error(quad, placed) < 1.0, (quad, placed)
 
 
 @pytest.mark.parametrize("angle", [8.0, -50.0])
@@ -73,17 +75,84 @@ def test_detection_finds_a_card_whose_dark_picture_runs_off_its_edge(angle: floa
     frame, placed = _card_on_table(angle, table=(32, 30, 28), picture=(48, 46, 44))
     quad = find_card(frame)
     assert quad is not None
-    error = np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1)
-    assert error.max() < 1.0, (quad, placed)
+    assert _corner_error(quad, placed) < 1.0, (quad, placed)
+
+
+RED_FELT = (35, 30, 140)  # BGR
+RED_CLOAK = (50, 50, 210)  # a picture printed to the card's end, near the felt's colour
+
+
+def test_a_card_whose_picture_runs_off_its_end_in_the_tables_colour_is_found_loosely() -> None:
+    """A red cloak printed across the card's lower end, on red felt: the card's most
+    distinct part is only its paper, and what is left is card-shaped (a shorter card), so
+    the first try finds the wrong card. The loose mask (anything the felt's own texture does
+    not explain) finds the whole card."""
+    frame, placed = _card_on_table(20.0, table=RED_FELT, picture=RED_CLOAK, band=True)
+    first = find_card(frame)
+    assert first is None or _corner_error(first, placed) > 20  # why the second try exists
+    loose = find_card(frame, loose=True)
+    # Where the cloak meets the felt, the edge is too faint to measure on the frame: it
+    # keeps the mask's line (2 frame pixels to a mask pixel).
+    assert loose is not None and _corner_error(loose, placed) < 4.0, (loose, placed)
+
+
+def test_the_recogniser_tries_again_loosely_when_the_card_found_is_not_the_deck() -> None:
+    """End to end on a synthetic deck whose cards all end in a red cloak, enrolled from
+    frames on the felt: found as the felt cuts it, the card is too far from the deck; found
+    again loosely, it is read, and read right."""
+    rng = np.random.default_rng(21)
+    # Number cards: this deck's court cards differ only in a small rank glyph.
+    cards = [card for _, card in synthetic_deck(22, frames=1) if card.rank <= 10][::3]
+    faces = {card: _cloaked(card_image(card, rng)) for card in cards}
+    enrolment = []
+    for card in cards:
+        for angle in (-30.0, 5.0, 40.0):
+            found = detect(_on_felt(faces[card], angle), loose=True)
+            assert found is not None
+            enrolment.append((found.card, card))
+    model = enroll("cloaked", enrolment)
+    recogniser = Recogniser(model)
+    for index, card in enumerate(cards):
+        frame = _on_felt(faces[card], angle=15.0 + 7 * index)
+        first = detect(frame)
+        assert first is None or model.match(first.card).distance > model.max_distance
+        read = recogniser.recognise(frame)
+        assert read.card == card, read
+
+
+def _corner_error(quad: np.ndarray, placed: np.ndarray) -> float:
+    """Pixels from the worst corner found to the nearest corner placed."""
+    return float(np.linalg.norm(quad[:, None, :] - placed[None, :, :], axis=2).min(axis=1).max())
+
+
+def _cloaked(face: np.ndarray) -> np.ndarray:
+    """The card's lower third printed in the cloak's colour, edge to edge."""
+    face = face.copy()
+    face[int(0.68 * face.shape[0]):] = RED_CLOAK
+    return face
+
+
+def _on_felt(face: np.ndarray, angle: float) -> np.ndarray:
+    """A frame of ``face`` (a rectified card) lying on red felt, turned by ``angle``."""
+    height, width = face.shape[:2]
+    turn = cv2.getRotationMatrix2D((width / 2, height / 2), angle, 1.0)
+    turn[:, 2] += (320 - width / 2, 240 - height / 2)
+    frame = np.full((480, 640, 3), RED_FELT, np.float64)
+    inside = cv2.warpAffine(np.ones((height, width), np.float64), turn, (640, 480))
+    placed = cv2.warpAffine(face.astype(np.float64), turn, (640, 480))
+    image = frame * (1 - inside[:, :, None]) + placed
+    image = cv2.GaussianBlur(image, (0, 0), 1.0)
+    image += np.random.default_rng(round(angle * 10) % 3600).normal(0, 4, image.shape)
+    return np.clip(image, 0, 255).astype(np.uint8)
 
 
 def _card_on_table(angle: float, *, stroke: bool = False,
                    table: tuple[int, int, int] = (40, 110, 30),
-                   picture: tuple[int, int, int] | None = None
+                   picture: tuple[int, int, int] | None = None, band: bool = False
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """A frame of a rounded white card (optionally with a 3-pixel black border, or a dark
-    disc printed to its bottom-right edges), turned by ``angle``; and the corners of its
-    paper in the frame."""
+    """A frame of a rounded white card (optionally with a 3-pixel black border, or a
+    picture printed to its bottom-right edges: a disc, or a band across its lower end),
+    turned by ``angle``; and the corners of its paper in the frame."""
     frame = np.full((480, 640, 3), table, np.uint8)
     width, height, radius = 180.0, 260.0, 18
     card = np.zeros((int(height), int(width)), np.uint8)
@@ -98,8 +167,11 @@ def _card_on_table(angle: float, *, stroke: bool = False,
         paper = cv2.erode(card, np.ones((7, 7), np.uint8), borderType=cv2.BORDER_CONSTANT,
                           borderValue=0)
     dark = np.zeros_like(card)
-    if picture is not None:  # a disc cut by the card's right and bottom edges
-        cv2.circle(dark, (int(width * 0.8), int(height * 0.82)), 75, 255, -1)
+    if picture is not None:
+        if band:  # the card's lower end, edge to edge
+            dark[int(height * 0.68):] = 255
+        else:  # a disc cut by the card's right and bottom edges
+            cv2.circle(dark, (int(width * 0.8), int(height * 0.82)), 75, 255, -1)
         dark = np.minimum(dark, card)
         paper = np.where(dark > 0, 0, paper).astype(np.uint8)
     inset = 3.0 if stroke else 0.0
