@@ -37,9 +37,10 @@ DEFAULT_DECKS = ("berlin", "orell", "rheinland", "slavic_costumes", "tarocco",
 """Every other installed design. The second half are re-drawings of designs above (bitmap,
 four-colour, other publisher), not the same faces. Measured first after the validation
 changes; the failures of three of them were then studied (``tango_nuevo``: a dark full-bleed
-picture bit into the card's outline; ``kde-oxygen-air``: an index printed one way up only,
-and the rank alone on number cards; ``anglo_modern_4_color``: a pale yellow index), which led
-to detection of bitten cards, reading cards either way up, the whole-card layout and ink
+picture bit into the card's outline, and court pictures in nearly the felt's colour cut it
+short; ``kde-oxygen-air``: an index printed one way up only, and the rank alone on number
+cards; ``anglo_modern_4_color``: a pale yellow index), which led to detection of bitten
+cards, the loose second try, reading cards either way up, the whole-card layout and ink
 taken from the darkest channel. Those three are no longer untuned; the other thirteen still
 are (none of their failures led to a change)."""
 
