@@ -22,7 +22,7 @@ def test_a_deck_whose_index_has_no_suit_is_read_from_the_whole_card() -> None:
 
 
 def test_a_deck_with_a_full_index_keeps_reading_its_index() -> None:
-    """Whole card and index both read every held-out frame right: the index is kept (it is
-    what tells a blurred 6 from an 8)."""
+    """A deck whose index holds rank and suit is read in its index boxes, not from the
+    whole card alone (the index is what tells a blurred 6 from an 8)."""
     model = enroll("full-index", deck(16, frames=3))
     assert model.layout != WHOLE_CARD
