@@ -68,7 +68,20 @@ def white_balanced(card: np.ndarray) -> np.ndarray:
 def features(card: np.ndarray, layout: str) -> np.ndarray:
     """The unit-length feature vector of the card's index boxes for ``layout``."""
     card = white_balanced(card)
-    vector = np.concatenate([box_features(card, box) for box in LAYOUTS[layout]])
+    return _unit(np.concatenate([box_features(card, box) for box in LAYOUTS[layout]]))
+
+
+def features_by_layout(card: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`features` for every layout, each box computed once (enrolment tries every
+    layout, and they all share the whole card)."""
+    card = white_balanced(card)
+    boxes = {box: box_features(card, box)
+             for box in dict.fromkeys(box for boxes in LAYOUTS.values() for box in boxes)}
+    return {layout: _unit(np.concatenate([boxes[box] for box in layout_boxes]))
+            for layout, layout_boxes in LAYOUTS.items()}
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / (float(np.linalg.norm(vector)) + 1e-6)
 
 

@@ -60,13 +60,14 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
                              lab[:, :3].reshape(-1, 3), lab[:, -3:].reshape(-1, 3)])
     table = np.median(border, axis=0)
     distance = np.linalg.norm(lab - table, axis=2)
-    distance = np.clip(distance * (255.0 / max(float(distance.max()), 1.0)), 0, 255)
+    to_level = 255.0 / max(float(distance.max()), 1.0)  # Lab distance to a uint8 level
+    distance = np.clip(distance * to_level, 0, 255)
     level, mask = cv2.threshold(distance.astype(np.uint8), 0, 255,
                                 cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     if loose:
         # Anything the table's own texture and noise do not reach (its 99th percentile
         # along the border, with room): a picture close to the table's colour is card too.
-        spread = np.linalg.norm(border - table, axis=1) * (255.0 / max(float(distance.max()), 1.0))
+        spread = np.linalg.norm(border - table, axis=1) * to_level
         level = max(LOOSE_TABLE * float(np.percentile(spread, 99)), LOOSE_OTSU * level)
         _, mask = cv2.threshold(distance.astype(np.uint8), level, 255, cv2.THRESH_BINARY)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))

@@ -44,6 +44,7 @@ from vision.corner import (
     WHOLE_CARD,
     Split,
     features,
+    features_by_layout,
     index_features,
     orientations,
 )
@@ -255,8 +256,9 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
                 np.stack([np.stack([suit for _, suit in row]) for row in read]))
 
     fixed = {key: glyph_vectors(split) for key, split in INDEX_SPLITS.items()}
-    layouts = {layout: np.stack([np.stack([features(view, layout) for view in views[way]])
-                                 for way in (0, 1)])
+    by_layout = [[features_by_layout(view) for view in views[way]] for way in (0, 1)]
+    layouts = {layout: np.stack([np.stack([vectors[layout] for vectors in row])
+                                 for row in by_layout])
                for layout in LAYOUTS}
     best: tuple[tuple[float, int, int, int, float], DeckModel] | None = None
     # Each up read both ways against one way enrolled, and (a deck printed both ways up, as

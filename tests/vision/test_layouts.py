@@ -3,8 +3,10 @@ reads, and the index is preferred unless the whole card reads more frames right.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tests.vision.synthetic_deck import deck
-from vision.corner import WHOLE_CARD
+from vision.corner import LAYOUTS, WHOLE_CARD, features, features_by_layout
 from vision.model import enroll
 
 
@@ -26,3 +28,13 @@ def test_a_deck_with_a_full_index_keeps_reading_its_index() -> None:
     whole card alone (the index is what tells a blurred 6 from an 8)."""
     model = enroll("full-index", deck(16, frames=3))
     assert model.layout != WHOLE_CARD
+
+
+def test_every_layout_read_at_once_is_each_layout_read_alone() -> None:
+    """Enrolment reads every layout at once (the whole card computed once); a card is then
+    read in its deck's layout alone: the two must agree exactly."""
+    image, _ = deck(17, frames=1)[0]
+    at_once = features_by_layout(image)
+    assert set(at_once) == set(LAYOUTS)
+    for layout in LAYOUTS:
+        np.testing.assert_array_equal(at_once[layout], features(image, layout))
