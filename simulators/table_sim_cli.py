@@ -1,10 +1,11 @@
-"""``shoe table-sim``: the reference table system (docs/table-protocol) as a process.
+"""``shoe table-sim``: the reference table system (docs/table-protocol, version 2) as a process.
 
     shoe table-sim --listen 127.0.0.1:0 --record events.jsonl --token T --key-file KEY
 
 The first line on stdout is ``LISTEN host:port`` (flushed at once, so a script can read it);
 logs go to stderr. Every accepted event is appended to ``--record`` as a JSON line; started
-again on the same file it carries on where it stopped. Runs until SIGINT or SIGTERM (exit 0).
+again on the same file it carries on where it stopped. Runs until SIGINT or SIGTERM (exit 0),
+or until it meets a bug of its own (logged with its traceback; exit 1).
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         while not stop.wait(0.2):
             if system.error is not None:
                 raise ConfigError(f"table system failed: {system.error!r}")
+            if system.faults:
+                raise ConfigError(f"table system failed: {system.faults[0]!r} (a bug; see "
+                                  "the log above)")
         log.info("stopping: %d event(s) recorded", len(system.accepted))
         return 0
     finally:

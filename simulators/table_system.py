@@ -5,7 +5,14 @@ It does what a real one must do with the controller's events: authenticate the c
 accepts exactly once (JSON lines, written and flushed before the acknowledgement leaves, so a
 crash of the table system never loses an acknowledged event), recognise a resent event by its
 ``id``, ask for a resend after a gap, and answer every bad message with an ``error`` (and a
-log line) without dropping the connection. It opens and closes betting on a timer.
+log line) without dropping the connection. It opens and closes betting on a timer. It speaks
+protocol version 2 only (RFC 8785 signing); a version-1 controller is refused with
+``unsupported_version``.
+
+A bug of its own met while handling a message (an exception other than the protocol's) is
+logged with its traceback, answered with ``internal_error``, and kept in
+:attr:`TableSystem.faults` (:meth:`TableSystem.check` raises the first; ``shoe table-sim``
+exits on it); the connection carries on.
 
 Its record file is its memory: started again on the same file it knows the last ``seq`` it has
 and what state the table was in, like a game server restarted after a crash.
@@ -98,6 +105,7 @@ class TableSystem:
         self.errors_received: list[dict[str, Any]] = []
         self.connections: set[ServerConnection] = set()
         self.handshakes = 0
+        self.faults: list[Exception] = []
         self._record_file: Any = None
         self._server: Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -137,7 +145,7 @@ class TableSystem:
     def _write(self, event: dict[str, Any]) -> None:
         if self._record_file is None:
             return
-        self._record_file.write(p.canonical_json(event).encode("utf-8") + b"\n")
+        self._record_file.write(p.canonical_bytes(event) + b"\n")
         self._record_file.flush()
         if self.options.fsync:
             os.fsync(self._record_file.fileno())
@@ -160,7 +168,7 @@ class TableSystem:
             loop.run_until_complete(self._listen())
             ready.set()
             loop.run_forever()
-        except BaseException as exc:  # noqa: BLE001 - reported by start() / check()
+        except BaseException as exc:
             self.error = exc
             log.exception("table system failed")
             ready.set()
@@ -201,6 +209,16 @@ class TableSystem:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def check(self) -> None:
+        """Raise the first bug the table system met while handling a message."""
+        if self.faults:
+            raise RuntimeError(f"table system failed: {self.faults[0]!r}") from self.faults[0]
+
+    def _fault(self, exc: Exception, doing: str) -> None:
+        log.error("unexpected %s while %s (a bug)", type(exc).__name__, doing, exc_info=exc)
+        self.faults.append(exc)
+        self._changed_now()
 
     # ------------------------------------------------------------ faults (any thread)
     def drop_connections(self) -> None:
@@ -249,7 +267,13 @@ class TableSystem:
 
     # ------------------------------------------------------------ one connection
     async def _handle(self, ws: ServerConnection) -> None:
-        session = await self._authenticate(ws)
+        try:
+            session = await self._authenticate(ws)
+        except Exception as exc:  # noqa: BLE001 - a bug: kept in faults, the server goes on
+            self._fault(exc, "authenticating a controller")
+            await self._refuse(ws, p.INTERNAL_ERROR, f"the table system failed on this "
+                               f"hello ({type(exc).__name__})")
+            return
         if session is None:
             return
         session_id, table, head = session
@@ -306,10 +330,14 @@ class TableSystem:
         log.warning("refused a peer: %s: %s", code, detail)
         self.errors_sent.append({"code": code, "detail": detail})
         self._changed_now()
-        await ws.send(p.encode(p.error_message(code, detail), self.options.key))
-        await ws.close(1008, code)
+        try:
+            await ws.send(p.encode(p.error_message(code, detail), self.options.key))
+            await ws.close(1008, code)
+        except ConnectionClosed:
+            pass
 
     async def _receive(self, link: _Link, table: TableRecord, raw: str | bytes) -> None:
+        message: dict[str, Any] = {}
         try:
             message = p.decode(raw, self.options.key, sender="controller")
             if message["type"] == "error":
@@ -326,6 +354,15 @@ class TableSystem:
             self._changed_now()
             await link.send(p.error_message(exc.code, exc.detail, session=link.session,
                                             ref=exc.ref), sequenced=False)
+        except ConnectionClosed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug: kept in faults, the session goes on
+            self._fault(exc, "handling a message from the controller")
+            ref = message.get("seq") if isinstance(message.get("seq"), int) else None
+            await link.send(p.error_message(
+                p.INTERNAL_ERROR, f"the table system failed on this message "
+                f"({type(exc).__name__}); it was not recorded", session=link.session, ref=ref),
+                sequenced=False)
 
     async def _event(self, link: _Link, table: TableRecord, event: dict[str, Any]) -> None:
         seq = event["seq"]

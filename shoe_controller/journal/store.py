@@ -8,12 +8,22 @@ means the record survives a power cut. ``"normal"`` durability skips that fsync:
 stays consistent, but the last records before a power cut may be lost (not before a mere
 process crash). The table controller uses ``"full"``.
 
-Layout (format version 1, also in ``PRAGMA user_version``)::
+Layout (format version 2, also in ``PRAGMA user_version``)::
 
     meta(key TEXT PRIMARY KEY, value TEXT)       -- created_at, product_version,
                                                  -- format_version, hash_algorithm
     records(seq INTEGER PRIMARY KEY, wall_time REAL, kind TEXT, actor TEXT,
             data TEXT  -- canonical JSON --, prev_hash TEXT, hash TEXT)
+    outbox(seq INTEGER PRIMARY KEY, id TEXT UNIQUE, record_seq INTEGER,
+           released_by INTEGER, type TEXT, at REAL, shoe INTEGER,
+           data TEXT  -- RFC 8785 JSON --)       -- version 2: events as numbered for the
+                                                 -- table system (shoe_controller.reporting)
+
+The outbox is not part of the hash chain: it is derived from the records (it keeps the numbers
+the reporter gave their events, so that no later version renumbers them) and is written
+through a second connection (:meth:`Journal.side_connection`) with ``synchronous=NORMAL``: its
+WAL frames become durable at the journal's next FULL commit, at no extra fsync. A writable
+open upgrades a version-1 file in place (one transaction); read-only opens take 1 and 2.
 
 See :mod:`shoe_controller.journal.records` for the hash chain and what it cannot prevent.
 """
@@ -26,7 +36,8 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -47,7 +58,9 @@ if TYPE_CHECKING:
 Durability = Literal["full", "normal"]
 DURABILITY_PRAGMA: dict[str, str] = {"full": "FULL", "normal": "NORMAL"}
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+OLDEST_FORMAT_VERSION = 1
+"""Read-only opens take every version from this one on; a writable open upgrades them."""
 APPLICATION_ID = 0x53484F45  # "SHOE": lets `file` and our own open tell a journal apart
 HASH_PLAIN = "sha256"
 HASH_KEYED = "hmac-sha256"
@@ -63,6 +76,18 @@ CREATE TABLE records (
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL
 );
+"""
+_OUTBOX_SCHEMA = """
+CREATE TABLE outbox (
+    seq INTEGER PRIMARY KEY,
+    id TEXT UNIQUE NOT NULL,
+    record_seq INTEGER NOT NULL,
+    released_by INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    at REAL NOT NULL,
+    shoe INTEGER NOT NULL,
+    data TEXT NOT NULL
+)
 """
 _COLUMNS = "seq, wall_time, kind, actor, data, prev_hash, hash"
 _BATCH = 1000
@@ -100,7 +125,7 @@ def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
             f"{path}: journal format version {version} is newer than this controller "
             f"understands (up to {FORMAT_VERSION}); upgrade shoe-controller to read it"
         )
-    if version < 1:
+    if version < OLDEST_FORMAT_VERSION:
         raise JournalError(f"{path}: journal format version {version} is not valid")
     return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
 
@@ -186,6 +211,8 @@ class Journal:
             try:
                 if not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                     self._create(conn)
+                else:
+                    self._upgrade(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -202,6 +229,7 @@ class Journal:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        conn.execute(_OUTBOX_SCHEMA)
         created = _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
         meta = {
             "created_at": created,
@@ -212,6 +240,16 @@ class Journal:
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
         conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+
+    def _upgrade(self, conn: sqlite3.Connection) -> None:
+        """Bring an older journal to :data:`FORMAT_VERSION` (inside the open's transaction, so
+        a crash leaves it wholly old or wholly new). The records are not touched."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 1:
+            conn.execute(_OUTBOX_SCHEMA)
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'format_version'",
+                         (str(FORMAT_VERSION),))
+            conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
 
     def _check_key(self) -> None:
         try:
@@ -326,9 +364,79 @@ class Journal:
         with self._lock:
             return int(self._connection().execute("SELECT count(*) FROM records").fetchone()[0])
 
+    # -- beside the chain -----------------------------------------------------------------
+
+    def side_connection(self) -> SideConnection:
+        """A second connection to this file, for tables outside the hash chain (the outbox).
+
+        Its commits do not fsync (``synchronous=NORMAL``): in WAL mode its frames become
+        durable with the journal's next FULL commit, and a process crash never loses them.
+        Its writes take this journal's lock, so an append never waits in SQLite's busy loop.
+        """
+        if self.readonly:
+            raise JournalError(f"{self.path}: journal is open read-only")
+        self._connection()
+        return SideConnection(self.path, self._lock)
+
     def verify(self) -> VerifyReport:
         """Check the whole chain of this journal (see :func:`verify_journal`)."""
         from shoe_controller.journal.verify import verify_connection
 
         with self._lock:
             return verify_connection(self._connection(), self.path, self._key)
+
+
+class SideConnection:
+    """A connection of its own to a journal's file (see :meth:`Journal.side_connection`).
+
+    Thread-safe; :meth:`close` is idempotent. No automatic checkpoints: the journal's own
+    connection runs them, as before.
+    """
+
+    def __init__(self, path: Path, journal_lock: threading.Lock) -> None:
+        self.path = path
+        self._journal_lock = journal_lock
+        self._lock = threading.Lock()
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                   timeout=10.0)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+        except sqlite3.Error as exc:
+            raise JournalError(f"{path}: cannot open a second connection: {exc}") from exc
+        self._conn: sqlite3.Connection | None = conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._connection().execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise JournalError(f"{self.path}: {exc}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed when the block ends (rolled back if it raises)."""
+        with self._lock, self._journal_lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise JournalError(f"{self.path}: {exc}") from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise JournalError(f"{self.path}: side connection is closed")
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

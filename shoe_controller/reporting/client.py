@@ -10,8 +10,16 @@ The client connects out, authenticates (challenge, signed ``hello`` with the tok
 telling the last ``seq`` the table system has), sends everything after that ``seq`` in order
 and then each new event as it happens. Any failure (refused, dropped, timed out, rejected
 handshake) is logged and retried with exponential backoff; the table keeps running meanwhile.
-An unexpected exception in the thread (a bug) is kept and raised to the owner by
-:meth:`TableSystemReporter.check`, which the controller calls on every step.
+
+With the journal attached (:meth:`TableSystemReporter.attach_journal`, as ``shoe run`` does)
+every numbered message is first stored in the journal file's outbox (:mod:`.outbox`), by the
+client thread, and sent only once stored: numbers once sent are never derived again.
+
+Bad input from the table system is answered with an ``error`` and the session goes on. An
+unexpected exception (a bug) while handling one message is logged with its traceback,
+answered with ``internal_error``, and kept for the owner: :meth:`TableSystemReporter.check`,
+which the controller calls on every step, raises it. One that stops the client thread is kept
+the same way.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
@@ -33,10 +41,15 @@ from shoe_controller.errors import ProtocolViolation, TableSystemError
 from shoe_controller.reporting import protocol as p
 from shoe_controller.reporting.stream import EventStream
 
+if TYPE_CHECKING:
+    from shoe_controller.journal import Journal
+    from shoe_controller.reporting.outbox import Outbox
+
 log = logging.getLogger("shoe_controller.reporting")
 
-DOWN_POLICIES = ("keep-dealing", "stop-after-round")
 _SEND_BATCH = 256
+_PERSIST_BATCH = 500
+"""Outbox rows per transaction (whole records): short, so an append never waits long."""
 
 
 @dataclass(frozen=True)
@@ -94,11 +107,13 @@ class TableSystemReporter:
         self._lock = threading.Lock()
         self._acked = threading.Condition(self._lock)
         self._commands: queue.Queue[TableCommand] = queue.Queue()
-        self._outbox: list[dict[str, Any]] = []  # control messages (errors) to send
+        self._control: list[dict[str, Any]] = []  # control messages (errors) to send
+        self._outbox: Outbox | None = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
+        self._persist_wake: asyncio.Event | None = None
         self._stop: asyncio.Event | None = None
         self._session = ""
         self._connected = False
@@ -109,6 +124,37 @@ class TableSystemReporter:
         self._down_logged = False
 
     # ------------------------------------------------------------ controller side
+    def attach_journal(self, journal: Journal) -> JournalAttachment:
+        """Keep the numbers given to events in ``journal``'s outbox, so they never change.
+
+        Call before the journal is replayed into :meth:`add` (records the outbox covers are
+        then taken from it, later ones numbered on from its head). Returns a context manager
+        (and ``close()``) that stops the reporter, stores what is still unstored and closes
+        the outbox; before the journal is closed.
+        """
+        from shoe_controller.reporting.outbox import Outbox
+
+        if self._outbox is not None or self.stream.head or self.stream.held:
+            raise RuntimeError("attach_journal() comes once, before the journal is replayed")
+        outbox = Outbox(journal, self.config.table_id)
+        with self._lock:
+            self.stream.resume(outbox)
+            self._outbox = outbox
+        log.info("outbox: %d event(s) numbered before, up to journal record %d",
+                 outbox.head, outbox.covered,
+                 extra={"outbox_head": outbox.head, "covered": outbox.covered})
+        return JournalAttachment(self)
+
+    def _detach_journal(self) -> None:
+        self.close()
+        outbox, self._outbox = self._outbox, None
+        if outbox is not None:
+            try:
+                self._persist(outbox)
+            except Exception:
+                log.exception("could not store the last numbered events in the outbox")
+            outbox.close()
+
     def add(self, record_seq: int, at: float, events: Iterable[Mapping[str, Any]], *,
             live: bool = True) -> None:
         """The events journal record ``record_seq`` caused (replayed ones with live=False)."""
@@ -145,7 +191,7 @@ class TableSystemReporter:
                                                 session=command.session, ref=command.seq))
 
     def check(self) -> None:
-        """Raise, in the owner's thread, what broke the client thread."""
+        """Raise, in the owner's thread, what broke the client thread (or a bug it met)."""
         if self._error is not None:
             raise TableSystemError(f"table-system client failed: {self._error!r}") from self._error
 
@@ -198,31 +244,83 @@ class TableSystemReporter:
     def _thread_main(self, ready: threading.Event) -> None:
         try:
             asyncio.run(self._main(ready))
-        except BaseException as exc:  # noqa: BLE001 - handed to the owner by check()
+        except BaseException as exc:
             log.exception("table-system client thread failed")
             self._error = exc
         finally:
             self._connected = False
             ready.set()
 
+    def _bug(self, exc: Exception, doing: str) -> None:
+        """A bug met in the client thread: logged, and kept for the owner's :meth:`check`."""
+        log.error("table-system client: unexpected %s while %s (a bug)", type(exc).__name__,
+                  doing, exc_info=exc)
+        if self._error is None:
+            self._error = exc
+
     def _notify(self) -> None:
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
+        loop, wake, persist = self._loop, self._wake, self._persist_wake
+        if loop is not None and wake is not None and persist is not None:
             try:
                 loop.call_soon_threadsafe(wake.set)
+                loop.call_soon_threadsafe(persist.set)
             except RuntimeError:  # loop closed while stopping
                 pass
 
+    def _persist(self, outbox: Outbox | None = None) -> int:
+        """Store every numbered message not yet in the outbox, whole records per transaction
+        (in the client thread; at the end in the owner's, once the thread has stopped).
+        Returns how many were stored."""
+        outbox = outbox or self._outbox
+        if outbox is None:
+            return 0
+        with self._lock:
+            pending = self.stream.unpersisted()
+        stored = len(pending)
+        while pending:
+            cut = min(_PERSIST_BATCH, len(pending))
+            while cut < len(pending) and pending[cut].released_by == pending[cut - 1].released_by:
+                cut += 1  # a record's messages go in together
+            chunk, pending = pending[:cut], pending[cut:]
+            outbox.append(chunk)
+            with self._lock:
+                self.stream.mark_persisted(chunk[-1].seq)
+        return stored
+
+    async def _persister(self) -> None:
+        """Store what :meth:`add` numbers as it comes, connected or not."""
+        assert self._persist_wake is not None and self._stop is not None
+        assert self._wake is not None
+        try:
+            while True:
+                self._persist_wake.clear()
+                if self._persist():
+                    self._wake.set()  # the writer may send them now
+                await self._persist_wake.wait()
+        except Exception as exc:  # noqa: BLE001 - the owner's check() raises it
+            self._bug(exc, "storing numbered events in the outbox")
+            self._stop.set()
+
     def _queue_control(self, message: dict[str, Any]) -> None:
         with self._lock:
-            self._outbox.append(message)
+            self._control.append(message)
         self._notify()
 
     async def _main(self, ready: threading.Event) -> None:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        self._persist_wake = asyncio.Event()
         self._stop = asyncio.Event()
         ready.set()
+        persister = asyncio.ensure_future(self._persister())
+        try:
+            await self._connect_loop()
+        finally:
+            persister.cancel()
+            await asyncio.gather(persister, return_exceptions=True)
+
+    async def _connect_loop(self) -> None:
+        assert self._stop is not None
         delay = self.config.backoff_initial
         while not self._stop.is_set():
             session = asyncio.ensure_future(self._connect_once())
@@ -297,15 +395,16 @@ class TableSystemReporter:
         with self._acked:
             try:
                 self.stream.ack(reply["last_seq"])
+                self._check_available(reply["last_seq"] + 1)
             except ProtocolViolation as exc:
-                log.error("table system is ahead of this journal: %s", exc.detail)
+                log.error("table system cannot be served: %s", exc.detail)
                 await ws.send(p.encode(p.error_message(exc.code, exc.detail, session=session),
                                        self.config.key))
                 raise
             self._acked.notify_all()
             self._cursor = reply["last_seq"] + 1
             self._rewind = None
-            self._outbox.clear()
+            self._control.clear()
         self._session = session
         self._next_command_seq = 1
         self._drives_betting = reply["drives_betting"]
@@ -330,15 +429,25 @@ class TableSystemReporter:
                     result, asyncio.CancelledError):
                 raise result
 
+    def _check_available(self, from_seq: int) -> None:
+        """Raise ``unavailable`` if seqs from ``from_seq`` on can no longer be sent."""
+        first = self.stream.first_available
+        if from_seq < first and from_seq <= self.stream.head:
+            raise ProtocolViolation(
+                p.UNAVAILABLE, f"seq {from_seq}..{first - 1} can no longer be sent (this "
+                f"controller keeps seq {first}..{self.stream.head})", from_seq)
+
     async def _write(self, ws: ClientConnection) -> None:
         assert self._wake is not None
         key, table_id, session = self.config.key, self.config.table_id, self._session
         while True:
+            self._persist()  # only what is in the outbox goes out
             with self._lock:
-                control, self._outbox = self._outbox, []
+                control, self._control = self._control, []
                 if self._rewind is not None:
                     self._cursor, self._rewind = self._rewind, None
-                batch = self.stream.since(self._cursor)[:_SEND_BATCH]
+                room = min(_SEND_BATCH, self.stream.sendable + 1 - self._cursor)
+                batch = self.stream.since(self._cursor, room) if room > 0 else []
                 if not control and not batch:
                     self._wake.clear()
             for item in control:
@@ -356,8 +465,10 @@ class TableSystemReporter:
 
     async def _read(self, ws: ClientConnection) -> None:
         async for raw in ws:
+            ref = None
             try:
                 message = p.decode(raw, self.config.key, sender="table_system")
+                ref = message.get("seq")
                 self._check_sequence(message)
                 self._handle(message)
             except ProtocolViolation as exc:
@@ -365,6 +476,12 @@ class TableSystemReporter:
                             extra={"code": exc.code, "ref": exc.ref})
                 self._queue_control(p.error_message(exc.code, exc.detail,
                                                     session=self._session, ref=exc.ref))
+            except Exception as exc:  # noqa: BLE001 - a bug: reported to both, session goes on
+                self._bug(exc, f"handling a message from the table system (seq {ref})")
+                self._queue_control(p.error_message(
+                    p.INTERNAL_ERROR, f"the controller failed on this message "
+                    f"({type(exc).__name__}); it was not applied", session=self._session,
+                    ref=ref))
 
     def _check_sequence(self, message: Mapping[str, Any]) -> None:
         if "seq" not in message:
@@ -395,7 +512,9 @@ class TableSystemReporter:
         elif kind == "resend":
             log.info("table system asks to resend from seq %d", message["from_seq"])
             with self._lock:
-                self._rewind = max(1, message["from_seq"])
+                from_seq = max(1, message["from_seq"])
+                self._check_available(from_seq)
+                self._rewind = from_seq
             self._notify()
         elif kind == "error":
             self.stats.errors_received += 1
@@ -406,3 +525,23 @@ class TableSystemReporter:
             self._commands.put(TableCommand(kind, message["shoe"], message["round"],
                                             message["seq"], message["session"],
                                             message.get("reason", "")))
+
+
+class JournalAttachment:
+    """What :meth:`TableSystemReporter.attach_journal` returns; ``close()`` (idempotent) or the
+    end of its ``with`` block detaches the journal."""
+
+    def __init__(self, reporter: TableSystemReporter) -> None:
+        self._reporter: TableSystemReporter | None = reporter
+
+    def close(self) -> None:
+        reporter, self._reporter = self._reporter, None
+        if reporter is not None:
+            reporter._detach_journal()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+

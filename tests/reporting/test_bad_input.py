@@ -61,7 +61,7 @@ def test_hello_answering_an_old_challenge_is_a_replay(table_system: TableSystem)
         (lambda peer: "{not json", "malformed"),
         (lambda peer: p.encode(peer.event(2, data="x"), KEY), "malformed"),
         (lambda peer: p.encode({**peer.event(2), "extra": 1}, KEY), "malformed"),
-        (lambda peer: p.encode({**peer.event(2), "protocol": 2}, KEY), "unsupported_version"),
+        (lambda peer: p.encode({**peer.event(2), "protocol": 1}, KEY), "unsupported_version"),
         (lambda peer: p.encode({**peer.event(2), "type": "open_betting"}, KEY), "unknown_type"),
         (lambda peer: p.encode(peer.event(2, data={"pad": "x" * 70_000}), KEY), "too_large"),
         (lambda peer: p.encode(peer.event(id="t1:999:0", seq=1), KEY), "conflict"),

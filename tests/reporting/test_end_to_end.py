@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -183,6 +184,10 @@ def test_a_shoe_through_three_table_system_outages_and_two_controller_kills(
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert len({e["id"] for e in events}) == len(events)
     assert [e["id"] for e in events] == expected_events(journal)
+    # What was sent is what `shoe run` keeps in the journal's outbox, numbers and ids alike.
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as db:
+        stored = db.execute("SELECT seq, id, type FROM outbox ORDER BY seq").fetchall()
+    assert stored == [(e["seq"], e["id"], e["type"]) for e in events]
     assert sum(e["type"] == "shoe_finished" for e in events) == 1
 
     replay = subprocess.run([sys.executable, "-m", "shoe_controller", "replay", str(shoe_file),

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shoe_controller.cards import new_shoe
 from shoe_controller.games.baccarat.profile import load_profile
 from shoe_controller.games.baccarat.replay import replay_shoe
-from shoe_controller.cards import new_shoe
 from shoe_controller.reporting import protocol as p
 from shoe_controller.reporting.stream import EventStream
 from tests.reporting.helpers import KEY, card_event
@@ -111,8 +111,9 @@ def test_held_events_wait_for_their_reveal() -> None:
     assert "hold" not in released[0].data and stream.held == 0
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+json_values = st.recursive(  # what has a canonical (RFC 8785) form: safe integers, finite floats
+    st.none() | st.booleans() | st.integers(-p.SAFE_INTEGER, p.SAFE_INTEGER)
+    | st.floats(-1e15, 1e15, allow_nan=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                  max_size=3), max_leaves=10)
 
