@@ -5,9 +5,11 @@ suit ``S H D C`` (``AS``, ``TD``, ``9H``). On the wire (see ``firmware_protocol/
 is two bytes: rank 1..13 (A=1 ... K=13) and suit 0..3 (S, H, D, C); :meth:`Card.from_wire` and
 :attr:`Card.wire` convert.
 
-Shoe file format (used by the simulator and by replay): text, card codes separated by
-whitespace in dealing order from the first card out; ``#`` starts a comment that runs to the end
-of the line. A bad token is reported with its line number and the token itself.
+Shoe file format (used by the simulator and by replay): UTF-8 text (a leading byte-order mark
+is ignored), card codes separated by whitespace in dealing order from the first card out; ``#``
+starts a comment that runs to the end of the line. A bad token is reported with its line number
+(counting ``\n`` line ends, as editors and ``grep -n`` do) and the token itself. Card codes are
+ASCII only: no other character is read as a rank or suit, even one that upper-cases to one.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ class Card:
     @classmethod
     def from_code(cls, code: str) -> Card:
         """Parse ``AS``, ``td`` (case-insensitive) or ``10H`` (``10`` accepted for ``T``)."""
-        text = code.strip().upper()
+        text = code.strip()
+        # ASCII first: str.upper() maps some other letters onto ours ("\u017f" -> "S").
+        text = text.upper() if text.isascii() else text
         if text.startswith("10") and len(text) == 3:
             text = "T" + text[2:]
         if len(text) != 2 or text[0] not in RANK_CHARS or text[1] not in SUIT_CHARS:
@@ -106,7 +110,9 @@ def new_shoe(decks: int, seed: int | None = None) -> list[Card]:
 def parse_shoe(text: str, source: str = "<shoe>") -> list[Card]:
     """Parse shoe-file text; raises :class:`ShoeFileError` naming source, line and token."""
     cards: list[Card] = []
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    # split("\n"), not splitlines(): that also breaks at \x0b, \x0c, \x1c..\x1e, \x85, \u2028
+    # and \u2029, so the line numbers reported would not be the ones an editor shows.
+    for line_number, line in enumerate(text.split("\n"), start=1):
         for token in line.split("#", 1)[0].split():
             try:
                 cards.append(Card.from_code(token))
@@ -121,10 +127,12 @@ def parse_shoe(text: str, source: str = "<shoe>") -> list[Card]:
 def read_shoe_file(path: str | Path) -> list[Card]:
     """Read a shoe file; raises :class:`ShoeFileError` (also for unreadable files)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # bytes.decode, not read_text: the incremental utf-8-sig decoder behind read_text
+        # silently drops a file's last bytes when they are a partial byte-order mark (b"\xef").
+        text = Path(path).read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ShoeFileError(f"{path}: cannot read shoe file: {exc}") from exc
-    return parse_shoe(text, str(path))
+    return parse_shoe(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))
 
 
 def format_shoe(cards: Iterable[Card], per_line: int = 13) -> str:

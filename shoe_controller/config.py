@@ -4,9 +4,14 @@ Every problem is collected and reported at once, each as ``FILE: key: reason``, 
 fixes the file in one go instead of one error per start. Unknown keys are errors (a typo must
 not silently fall back to a default), with the closest known key suggested.
 
+What is validated here is what is built later: the link's timings are checked by building the
+:class:`~firmware_protocol.link.LinkConfig` itself, so a file that passes cannot fail at start.
+
 Supervisor PINs are stored only as salted PBKDF2 hashes
-(``pbkdf2_sha256$<iterations>$<salt hex>$<hash hex>``); make one with
-``python -m shoe_controller.config hash-pin``. See docs/config.md for every key.
+(``pbkdf2_sha256$<iterations>$<salt hex>$<hash hex>``) of at least :data:`MIN_PIN_DIGITS`
+digits; make one with ``python -m shoe_controller.config hash-pin``. Supervisor ids must not be
+one of :data:`RESERVED_ACTORS`, the names the controller journals its own actions under. See
+docs/config.md for every key.
 """
 
 from __future__ import annotations
@@ -26,17 +31,48 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from firmware_protocol.link import LinkConfig
 from shoe_controller.errors import ConfigError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 DURABILITIES = ("full", "normal")
+#: What the controller does while the table system is unreachable (the one definition).
 TABLE_DOWN_POLICIES = ("keep-dealing", "stop-after-round")
+#: Names the controller journals and reports its own actions and card sources under (the table
+#: system's commands, the betting timer, the scanner, the camera, ...). A supervisor with one of
+#: these ids would make their actions indistinguishable from the system's, so they are refused,
+#: ignoring case and the separators ``-``, ``_``, ``.``.
+RESERVED_ACTORS = (
+    "table-system",
+    "table_system",
+    "game-server",
+    "timer",
+    "scanner",
+    "camera",
+    "supervisor",
+    "system",
+    "controller",
+    "shoe",
+    "dealer",
+    "server",
+    "host",
+    "journal",
+    "admin",
+    "administrator",
+    "root",
+    "operator",
+    "unknown",
+    "none",
+    "null",
+)
+MIN_PIN_DIGITS = 6
 PIN_SCHEME = "pbkdf2_sha256"
 PIN_ITERATIONS = 600_000  # OWASP 2023 recommendation for PBKDF2-HMAC-SHA256
 MIN_PIN_ITERATIONS = 100_000
-_PIN_HASH = re.compile(r"^pbkdf2_sha256\$(\d+)\$([0-9a-f]{16,})\$([0-9a-f]{64})$")
-_USB_URL = re.compile(r"^usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/.*)?$")
-_SUPERVISOR_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# Always used with fullmatch: "$" would also match before a trailing newline.
+_PIN_HASH = re.compile(r"pbkdf2_sha256\$(\d+)\$([0-9a-f]{16,})\$([0-9a-f]{64})")
+_USB_URL = re.compile(r"usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/.*)?", re.DOTALL)
+_SUPERVISOR_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +97,26 @@ class RunConfig:
     table_ca_file: Path | None = None
     table_down_policy: str = "keep-dealing"
 
+    def link_config(self) -> LinkConfig:
+        """The shoe link's settings: what validation built, so it cannot fail at start."""
+        return link_settings(self.heartbeat_seconds, self.link_timeout_seconds)
+
+
+def link_settings(heartbeat_seconds: float, link_timeout_seconds: float) -> LinkConfig:
+    """The :class:`LinkConfig` for these config values (raises ``ValueError`` if invalid)."""
+    return LinkConfig(heartbeat_interval=heartbeat_seconds, link_timeout=link_timeout_seconds)
+
+
+def durability_warning(config: RunConfig) -> str | None:
+    """What ``shoe run`` must warn about the journal's durability, or ``None`` if nothing."""
+    if config.durability != "normal":
+        return None
+    return (
+        'durability = "normal": the journal does not fsync each record, so a card is '
+        "acknowledged to the shoe before it is on disk; a power cut can lose a card the shoe "
+        'has already deleted. Use durability = "full" at a live table.'
+    )
+
 
 REQUIRED = ("device", "profile", "journal")
 KNOWN_KEYS = tuple(RunConfig.__dataclass_fields__)
@@ -69,10 +125,25 @@ KNOWN_KEYS = tuple(RunConfig.__dataclass_fields__)
 # -- PINs ---------------------------------------------------------------------------------
 
 
-def hash_pin(pin: str, salt: bytes | None = None, iterations: int = PIN_ITERATIONS) -> str:
-    """A salted PBKDF2-HMAC-SHA256 hash of ``pin`` in the config file's format."""
+def check_pin_policy(pin: str) -> None:
+    """Raise :class:`ConfigError` unless ``pin`` is at least :data:`MIN_PIN_DIGITS` digits 0-9.
+
+    The message never repeats the PIN.
+    """
     if not pin:
         raise ConfigError("a PIN must not be empty")
+    if not (pin.isascii() and pin.isdigit()):
+        raise ConfigError("a PIN must be digits only (0-9)")
+    if len(pin) < MIN_PIN_DIGITS:
+        raise ConfigError(f"a PIN must be at least {MIN_PIN_DIGITS} digits, got {len(pin)}")
+
+
+def hash_pin(pin: str, salt: bytes | None = None, iterations: int = PIN_ITERATIONS) -> str:
+    """A salted PBKDF2-HMAC-SHA256 hash of ``pin`` in the config file's format.
+
+    Refuses a PIN that is not :data:`MIN_PIN_DIGITS` or more digits (:func:`check_pin_policy`).
+    """
+    check_pin_policy(pin)
     salt = secrets.token_bytes(16) if salt is None else salt
     digest = hashlib.pbkdf2_hmac("sha256", pin.encode("utf-8"), salt, iterations)
     return f"{PIN_SCHEME}${iterations}${salt.hex()}${digest.hex()}"
@@ -80,7 +151,7 @@ def hash_pin(pin: str, salt: bytes | None = None, iterations: int = PIN_ITERATIO
 
 def check_pin(stored: str, pin: str) -> bool:
     """True if ``pin`` matches the ``stored`` hash (constant-time compare)."""
-    match = _PIN_HASH.match(stored)
+    match = _PIN_HASH.fullmatch(stored)
     if match is None:
         return False
     iterations, salt_hex, digest_hex = match.groups()
@@ -111,7 +182,7 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
 
     for key, (origin, _value) in values.items():
         if key not in KNOWN_KEYS:
-            problems.append(f"{origin}: {key}: unknown key{_suggest(key)}")
+            problems.append(f"{origin}: {_label(key)}: unknown key{_suggest(key)}")
     for key in REQUIRED:
         if key not in values:
             problems.append(
@@ -138,15 +209,11 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
                 problems.append(f"{source}: {key}: required with table_url (set it in the "
                                 f"file or with --{key.replace('_', '-')})")
 
-    defaults = RunConfig.__dataclass_fields__
-    heartbeat = checked.get("heartbeat_seconds", defaults["heartbeat_seconds"].default)
-    link_timeout = checked.get("link_timeout_seconds", defaults["link_timeout_seconds"].default)
-    if link_timeout <= heartbeat and not failed & {"heartbeat_seconds", "link_timeout_seconds"}:
-        origin = values.get("link_timeout_seconds", values.get("heartbeat_seconds", (source,)))[0]
-        problems.append(
-            f"{origin}: link_timeout_seconds: must be longer than heartbeat_seconds "
-            f"({link_timeout:g} <= {heartbeat:g})"
-        )
+    if not failed & set(_LINK_KEYS.values()):
+        for key, reason in _link_problems(checked):
+            other = next(k for k in _LINK_KEYS.values() if k != key)
+            origin = values.get(key, values.get(other, (source,)))[0]
+            problems.append(f"{origin}: {key}: {reason}")
     if problems:
         raise ConfigError(
             f"{len(problems)} problem(s) in the run configuration:\n  " + "\n  ".join(problems)
@@ -156,14 +223,76 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as file:
-            return tomllib.load(file)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        return parse_toml(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def toml_text(data: bytes) -> str:
+    """A TOML file's bytes as text: UTF-8, a leading byte-order mark (Windows editors write
+    one) dropped; otherwise a :class:`ConfigError` naming the first bad byte.
+
+    ``bytes.decode``, never a text-mode file: the incremental utf-8-sig decoder behind one
+    silently drops a partial byte-order mark at the end (a file of just ``b"\\xef"`` reads as "").
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+
+
+def parse_toml(data: bytes | str) -> dict[str, Any]:
+    """Parse a TOML file's bytes (or text); every way it can fail is a :class:`ConfigError`
+    (without the file name, which the caller adds).
+
+    Shared by the run configuration and the table profiles. ``tomllib`` alone can also raise
+    ``UnicodeDecodeError`` (not UTF-8), ``RecursionError`` (arrays or inline tables nested a
+    few hundred deep) and a plain ``ValueError`` (an integer over Python's 4300-digit limit).
+    """
+    text = toml_text(data) if isinstance(data, bytes) else data.removeprefix("\ufeff")
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        raise ConfigError(f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError("not valid TOML: arrays or tables nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more than 4300 digits
+        raise ConfigError(f"not valid TOML: {str(exc).split(';')[0]}") from None
+
+
+_LINK_KEYS = {"heartbeat_interval": "heartbeat_seconds", "link_timeout": "link_timeout_seconds"}
+
+
+def _link_problems(checked: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(config key, reason) for each problem :class:`LinkConfig` finds with these timings.
+
+    Building the real LinkConfig (instead of restating its rules) keeps validation and start-up
+    in agreement whatever the link's rules become; its field names are translated to ours.
+    """
+    defaults = RunConfig.__dataclass_fields__
+    heartbeat = checked.get("heartbeat_seconds", defaults["heartbeat_seconds"].default)
+    link_timeout = checked.get("link_timeout_seconds", defaults["link_timeout_seconds"].default)
+    try:
+        link_settings(heartbeat, link_timeout)
+    except ValueError as exc:
+        found = []
+        for part in str(exc).removeprefix("invalid LinkConfig: ").split("; "):
+            for field_name, key in _LINK_KEYS.items():
+                part = re.sub(rf"\b{field_name}\b", key, part)
+            named = [(part.find(k), k) for k in _LINK_KEYS.values() if k in part]
+            key = min(named)[1] if named else "link_timeout_seconds"
+            reason = part.removeprefix(key).strip()
+            found.append((key, reason))
+        return found
+    return []
 
 
 def _suggest(key: str) -> str:
@@ -185,12 +314,22 @@ def _text(value: Any) -> str:
         raise _Invalid(f": must be a string, got {_show(value)}")
     if not value.strip():
         raise _Invalid(": must not be empty")
+    _printable(value.strip())
     return value.strip()
+
+
+def _printable(text: str) -> None:
+    """Control and other invisible characters have no place in a name, URL or path (a NUL
+    would only fail later, at start, inside the OS call)."""
+    for index, char in enumerate(text):
+        if not char.isprintable():
+            raise _Invalid(f": must not contain control or invisible characters, got {char!r} "
+                           f"at position {index}")
 
 
 def _device(value: Any) -> str:
     url = _text(value)
-    if url.startswith("usb://") and not _USB_URL.match(url):
+    if url.startswith("usb://") and not _USB_URL.fullmatch(url):
         raise _Invalid(f": a USB device is usb://VID:PID with 4 hex digits each, got {url!r}")
     return url
 
@@ -199,9 +338,12 @@ def _number(minimum: float, *, inclusive: bool) -> Callable[[Any], float]:
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _Invalid(f": must be a number of seconds, got {_show(value)}")
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
         if not math.isfinite(number):
-            raise _Invalid(f": must be finite, got {value!r}")
+            raise _Invalid(f": must be finite, got {_show(value)}")
         if number < minimum or (number == minimum and not inclusive):
             relation = ">=" if inclusive else ">"
             raise _Invalid(f": must be {relation} {minimum:g}, got {value!r}")
@@ -238,12 +380,16 @@ def _path(value: Any) -> Path:
         return value
     if not isinstance(value, str) or not value.strip():
         raise _Invalid(f": must be a file path (a string), got {_show(value)}")
-    return Path(value.strip()).expanduser()
+    _printable(value.strip())
+    try:
+        return Path(value.strip()).expanduser()
+    except RuntimeError as exc:  # "~user/..." for an unknown user, or no home directory
+        raise _Invalid(f": cannot expand {value.strip()!r}: {exc}") from None
 
 
 def _ws_url(value: Any) -> str:
     url = _text(value)
-    if not (url.startswith("ws://") or url.startswith("wss://")) or "://" == url[-3:]:
+    if not url.startswith(("ws://", "wss://")) or url.endswith("://"):
         raise _Invalid(f": must be a ws://HOST:PORT/... or wss://... URL, got {url!r}")
     return url
 
@@ -260,12 +406,18 @@ def _supervisors(value: Any) -> Mapping[str, str]:
         raise _Invalid(f": must be a table of id = PIN hash, got {_show(value)}")
     reasons = []
     for name, stored in value.items():
-        where = f".{name}"
-        if not _SUPERVISOR_ID.match(str(name)):
+        where = f".{_label(name)}"
+        if not isinstance(name, str) or not _SUPERVISOR_ID.fullmatch(name):
             reasons.append(f"{where}: supervisor id must be 1-64 letters, digits, '.', '_', '-'")
+        elif _actor_key(name) in _RESERVED_KEYS:
+            reasons.append(
+                f"{where}: {name!r} is reserved for the controller's own actions (a "
+                "supervisor's would look like the system's); choose another id (docs/config.md, "
+                "Reserved supervisor ids)"
+            )
         elif not isinstance(stored, str):
             reasons.append(f"{where}: must be a PIN hash string, got {_show(stored)}")
-        elif (match := _PIN_HASH.match(stored)) is None:
+        elif (match := _PIN_HASH.fullmatch(stored)) is None:
             looks_plain = stored.isdigit() or not stored.startswith(PIN_SCHEME)
             reason = (
                 "looks like a plain-text PIN; PINs are never stored in clear"
@@ -286,11 +438,29 @@ def _supervisors(value: Any) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
 
 
+def _label(key: Any) -> str:
+    """A key as written, or quoted if it would not show as itself on one line."""
+    plain = isinstance(key, str) and key != "" and key.isprintable() and key.strip() == key
+    return key if plain else repr(key)
+
+
+def _actor_key(name: str) -> str:
+    return re.sub(r"[-_.]", "", name.lower())
+
+
+_RESERVED_KEYS = frozenset(_actor_key(name) for name in RESERVED_ACTORS)
+
+
 def _show(value: Any) -> str:
     kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
         type(value), f"a {type(value).__name__}"
     )
-    return f"{kind} ({value!r})" if not isinstance(value, (dict, list)) else kind
+    if isinstance(value, (dict, list)):
+        return kind
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"{kind} (with about {int(value.bit_length() * 0.30103)} digits)"
+    shown = repr(value)
+    return f"{kind} ({shown if len(shown) <= 80 else shown[:77] + '...'})"
 
 
 _CHECKS: dict[str, Callable[[Any], Any]] = {
@@ -320,6 +490,11 @@ def _hash_pin_command(argv: list[str]) -> int:
         print("usage: python -m shoe_controller.config hash-pin", file=sys.stderr)
         return 2
     pin = getpass.getpass("PIN: ")
+    try:
+        check_pin_policy(pin)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     if pin != getpass.getpass("PIN again: "):
         print("the two PINs differ", file=sys.stderr)
         return 1

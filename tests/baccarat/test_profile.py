@@ -12,6 +12,8 @@ from shoe_controller.games.baccarat.profile import (
     ProfileError,
     list_profiles,
     load_profile,
+    profile_from_toml,
+    read_profile_text,
 )
 
 PACKAGED = [
@@ -190,3 +192,86 @@ def test_fixed_burn(tmp_path: Path) -> None:
     assert profile.shoe_rules.burn_procedure == "fixed" and profile.shoe_rules.burn_count == 6
     with pytest.raises(ProfileError, match="burn.count"):
         load_profile(write(tmp_path, GOOD + "[burn]\ncount = 6\n", "x.toml"))
+
+
+# -- found by tests/fuzz/test_file_decoders_fuzz.py: only ProfileError, whatever the file holds --
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'name = "\xff"\n', "not UTF-8 text (byte 0xff at offset 8)"),  # UnicodeDecodeError
+        (b"decks = " + b"{a=" * 2000, "not valid TOML: arrays or tables nested too deeply"),
+        (b"decks = " + b"9" * 5000, "not valid TOML: Exceeds the limit (4300 digits)"),
+    ],
+)
+def test_files_that_crashed_the_loader_are_profile_errors(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    path = tmp_path / "table.toml"
+    path.write_bytes(data)
+    with pytest.raises(ProfileError) as info:
+        load_profile(path)
+    (problem,) = info.value.problems
+    assert problem.startswith(f"{path}: {expected}"), problem
+
+
+def test_a_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "my-table.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
+    assert load_profile(path).name == "my-table"
+
+
+@pytest.mark.parametrize(
+    ("pays", "expected"),
+    [
+        ('"1e999999"', "must be more than 0 and at most 1000000"),  # was an OverflowError
+        ('"1e999999999"', "must be more than 0 and at most 1000000"),
+        ('"1000000.5"', "must be more than 0 and at most 1000000"),
+        ('"1e-999999"', "at most 6 decimal places"),
+        ('"1.0000001"', "at most 6 decimal places"),
+        ('"1.0000000000000000000000000000001"', "at most 6 decimal places"),
+    ],
+)
+def test_pays_are_bounded(tmp_path: Path, pays: str, expected: str) -> None:
+    text = f'allow_player_edge = true\n[bets.b]\nwins_on = "banker"\npays = {pays}\n'
+    with pytest.raises(ProfileError) as info:
+        load_profile(write(tmp_path, text))
+    (problem,) = info.value.problems
+    assert problem.startswith(f"{tmp_path / 'table.toml'}: bets.b.pays: {expected}"), problem
+
+
+def test_bounds_allow_real_paytables(tmp_path: Path) -> None:
+    text = (
+        'allow_player_edge = true\n[bets.b]\nwins_on = "banker"\npays = "1000000"\n'
+        'commission = "0.012500"\n[bets.p]\nwins_on = "player"\npays = "0.950000000"\n'
+        '[[bets.p.exceptions]]\nwhen = "player_three_card_8"\npays = "0.123456"\n'
+    )
+    profile = load_profile(write(tmp_path, text))
+    assert profile.bets["b"].pays == 1_000_000 and profile.bets["p"].pays == Decimal("0.95")
+    assert profile.bets["b"].commission == Decimal("0.0125")
+    path = write(tmp_path, text.replace('"0.123456"', '"1e7"'), "x.toml")
+    with pytest.raises(ProfileError, match=r"bets\.p\.exceptions\[0\]\.pays: must be more than 0"):
+        load_profile(path)
+
+
+def test_odd_keys_stay_on_one_line(tmp_path: Path) -> None:
+    text = '"a\\nb" = 1\n' + GOOD + '[bets."x\\ny"]\nwins_on = "tie"\npays = 8\ncolour = 1\n'
+    with pytest.raises(ProfileError) as info:
+        load_profile(write(tmp_path, text))
+    assert all("\n" not in problem for problem in info.value.problems), info.value.problems
+    assert any(": 'a\\nb': unknown key" in p for p in info.value.problems)
+    assert any(": bets.'x\\ny'.colour: unknown key" in p for p in info.value.problems)
+
+
+def test_the_text_read_once_gives_the_same_profile(tmp_path: Path) -> None:
+    # What is journalled is the text read once; validating it again (on replay) must give the
+    # same profile, named like load_profile names it even without a `name` key.
+    path = write(tmp_path, GOOD.replace('name = "my-table"\n', ""), "no-name.toml")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    text = read_profile_text(path)
+    assert not text.startswith("\ufeff")
+    assert profile_from_toml(text, str(path)) == load_profile(path)
+    assert profile_from_toml(text, str(path)).name == "no-name"
+    with pytest.raises(ProfileError, match="not valid TOML: arrays or tables nested too deep"):
+        profile_from_toml("decks = " + "[" * 3000, "<journalled profile>")

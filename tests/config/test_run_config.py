@@ -5,18 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_controller.config import (
+    MIN_PIN_DIGITS,
     MIN_PIN_ITERATIONS,
+    RESERVED_ACTORS,
+    TABLE_DOWN_POLICIES,
     RunConfig,
     check_pin,
+    durability_warning,
     hash_pin,
     load_run_config,
 )
 from shoe_controller.errors import ConfigError
 
 FAST = MIN_PIN_ITERATIONS  # the smallest accepted work factor keeps the tests quick
-ALICE = hash_pin("4711", salt=bytes(range(16)), iterations=FAST)
+ALICE = hash_pin("471100", salt=bytes(range(16)), iterations=FAST)
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -117,7 +123,8 @@ def test_config_is_frozen(tmp_path: Path) -> None:
         ('log_json = "yes"', "log_json: must be true or false, got a string ('yes')"),
         ('log_level = "verbose"', "log_level: must be one of debug, info, warning, error"),
         ("heartbeat_seconds = 0", "heartbeat_seconds: must be > 0, got 0"),
-        ("link_timeout_seconds = 0.4", "link_timeout_seconds: must be longer than heartbeat"),
+        ("link_timeout_seconds = 0.4", "link_timeout_seconds: must be at least 2 x heartbeat"),
+        ("link_timeout_seconds = 0.6", "link_timeout_seconds: must be at least 2 x heartbeat"),
         ('durability = "sometimes"', "durability: must be one of full, normal"),
         ('table_id = " "', "table_id: must not be empty"),
         ('supervisors = "alice"', "supervisors: must be a table of id = PIN hash"),
@@ -194,7 +201,7 @@ def test_plain_text_pins_are_refused_with_how_to_hash(tmp_path: Path) -> None:
 
 
 def test_weak_or_malformed_pin_hashes_are_refused(tmp_path: Path) -> None:
-    weak = hash_pin("1", iterations=1000)
+    weak = hash_pin("135790", iterations=1000)
     path = write(tmp_path, VALID.replace(ALICE, weak) + 'bob = "pbkdf2_sha256$x$y$z"\n')
     problems = problems_of(path)
     assert "supervisors.alice: 1000 PBKDF2 iterations are too few" in problems[0]
@@ -202,14 +209,15 @@ def test_weak_or_malformed_pin_hashes_are_refused(tmp_path: Path) -> None:
 
 
 def test_pin_hash_round_trip() -> None:
-    stored = hash_pin("2468", iterations=FAST)
+    stored = hash_pin("246800", iterations=FAST)
     assert stored.startswith(f"pbkdf2_sha256${FAST}$")
-    assert check_pin(stored, "2468")
-    assert not check_pin(stored, "2469")
+    assert check_pin(stored, "246800")
+    assert not check_pin(stored, "246801")
     assert not check_pin(stored, "")
-    assert not check_pin("garbage", "2468")
-    assert hash_pin("2468", iterations=FAST) != stored  # a fresh salt every time
-    assert check_pin(ALICE, "4711")
+    assert not check_pin("garbage", "246800")
+    assert not check_pin(stored + "\n", "246800")  # the whole value, not a prefix
+    assert hash_pin("246800", iterations=FAST) != stored  # a fresh salt every time
+    assert check_pin(ALICE, "471100")
     with pytest.raises(ConfigError, match="must not be empty"):
         hash_pin("")
 
@@ -220,8 +228,8 @@ def test_the_example_in_the_docs_is_valid(tmp_path: Path) -> None:
     path = write(tmp_path, example)
     config = load_run_config(path, {})
     assert config.journal == tmp_path / "journals/table-7.db"
-    assert check_pin(config.supervisors["alice"], "2580")
-    assert check_pin(config.supervisors["bob"], "1470")
+    assert check_pin(config.supervisors["alice"], "258046")
+    assert check_pin(config.supervisors["bob"], "147036")
     documented = {line.split("`")[1] for line in doc.splitlines() if line.startswith("| `")}
     assert documented == set(RunConfig.__dataclass_fields__) - {"supervisors"} | {"[supervisors]"}
 
@@ -231,12 +239,205 @@ def test_hash_pin_command(
 ) -> None:
     from shoe_controller import config
 
-    answers = iter(["9753", "9753", "9753", "9999"])
+    answers = iter(["975310", "975310", "975310", "999999", "9753"])
     monkeypatch.setattr(config.getpass, "getpass", lambda prompt: next(answers))
     monkeypatch.setattr(config, "PIN_ITERATIONS", FAST)
     monkeypatch.setattr(config.hash_pin, "__defaults__", (None, FAST))
     assert config._hash_pin_command(["hash-pin"]) == 0
-    assert check_pin(capsys.readouterr().out.strip(), "9753")
+    assert check_pin(capsys.readouterr().out.strip(), "975310")
     assert config._hash_pin_command(["hash-pin"]) == 1
     assert "differ" in capsys.readouterr().err
+    assert config._hash_pin_command(["hash-pin"]) == 1  # refused before it asks again
+    err = capsys.readouterr().err
+    assert "at least 6 digits" in err and "9753" not in err
     assert config._hash_pin_command([]) == 2
+
+
+# -- the link's timings: validated by building the link's own settings -------------------------
+
+
+def test_link_timeout_just_above_the_heartbeat_is_refused_in_the_file(tmp_path: Path) -> None:
+    # Passed validation before, then LinkConfig raised with a traceback at start.
+    path = write(tmp_path, VALID.replace("heartbeat_seconds = 0.25", "heartbeat_seconds = 0.5")
+                 .replace("link_timeout_seconds = 1.5", "link_timeout_seconds = 0.6"))
+    assert problems_of(path) == [
+        f"{path}: link_timeout_seconds: must be at least 2 x heartbeat_seconds (0.6 < 2 x 0.5)"
+    ]
+
+
+def test_a_heartbeat_alone_is_checked_against_the_default_timeout(tmp_path: Path) -> None:
+    base = 'device = "loop://"\nprofile = "p"\njournal = "j.db"\n'
+    path = write(tmp_path, base + "heartbeat_seconds = 1.5\n")
+    assert problems_of(path) == [
+        f"{path}: link_timeout_seconds: must be at least 2 x heartbeat_seconds (2.0 < 2 x 1.5)"
+    ]
+    assert problems_of(None, {"device": "loop://", "profile": "p", "journal": "j.db",
+                              "heartbeat_seconds": 1.5}) == [
+        "command line: link_timeout_seconds: must be at least 2 x heartbeat_seconds (2.0 < 2 x 1.5)"
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    heartbeat=st.floats(1e-6, 1e6) | st.sampled_from([0.5, 1.0, 2.0]),
+    timeout=st.floats(1e-6, 1e6) | st.sampled_from([0.6, 1.0, 0.999, 2.0]),
+)
+def test_the_file_passes_exactly_when_the_link_can_be_built(
+    heartbeat: float, timeout: float
+) -> None:
+    from firmware_protocol.link import LinkConfig
+    from shoe_controller.table.runtime import link_config
+
+    overrides = {"device": "loop://", "profile": "p", "journal": "j.db",
+                 "heartbeat_seconds": heartbeat, "link_timeout_seconds": timeout}
+    try:
+        LinkConfig(heartbeat_interval=heartbeat, link_timeout=timeout)
+        link_ok = True
+    except ValueError:
+        link_ok = False
+    try:
+        config = load_run_config(None, overrides)
+    except ConfigError as exc:
+        assert not link_ok, exc
+        assert "link_timeout_seconds" in str(exc) or "heartbeat_seconds" in str(exc)
+        return
+    assert link_ok
+    assert link_config(config) == config.link_config()  # what `shoe run` builds
+
+
+# -- supervisors: PIN rule and reserved ids ----------------------------------------------------
+
+
+def test_min_pin_digits() -> None:
+    assert MIN_PIN_DIGITS == 6
+    assert check_pin(hash_pin("000000", iterations=FAST), "000000")
+    assert check_pin(hash_pin("12345678901234", iterations=FAST), "12345678901234")
+
+
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        ("", "must not be empty"),
+        ("12345", "at least 6 digits, got 5"),
+        ("4711", "at least 6 digits, got 4"),
+        ("12345a", "digits only"),
+        ("123 456", "digits only"),
+        (" 123456", "digits only"),
+        ("\u0661\u0662\u0663\u0664\u0665\u0666", "digits only"),  # Arabic-Indic: not 0-9
+        ("\u00b2\u00b3\u00b9456", "digits only"),  # superscripts are str.isdigit() too
+    ],
+)
+def test_hash_pin_refuses_short_or_non_digit_pins(pin: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        hash_pin(pin, iterations=FAST)
+    if pin:
+        assert pin not in str(info.value)  # a PIN is never echoed
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["table-system", "table_system", "Table_System", "TABLE.SYSTEM", "tablesystem", "timer",
+     "Timer", "camera", "scanner", "supervisor", "system", "controller", "shoe", "dealer",
+     "admin", "ROOT"],
+)
+def test_reserved_actor_names_are_refused_as_supervisor_ids(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path, VALID + f'"{name}" = "{ALICE}"\n')
+    (problem,) = problems_of(path)
+    assert problem.startswith(f"{path}: supervisors.{name}: {name!r} is reserved"), problem
+
+
+def test_the_reserved_names_cover_every_actor_the_controller_uses() -> None:
+    assert {"table-system", "table_system", "timer", "camera", "scanner", "system",
+            "controller", "shoe", "dealer", "supervisor", "admin"} <= set(RESERVED_ACTORS)
+    from shoe_controller.table import controller, inputs
+
+    assert controller.TABLE_SYSTEM in RESERVED_ACTORS
+    assert inputs.BettingCommand.__dataclass_fields__["origin"].default in RESERVED_ACTORS
+    assert inputs.CardDrawn.__dataclass_fields__["source"].default in RESERVED_ACTORS
+
+
+def test_ordinary_ids_near_reserved_ones_are_fine(tmp_path: Path) -> None:
+    text = VALID + "".join(f'{name} = "{ALICE}"\n' for name in ("timer2", "shoe-boss", "systems"))
+    assert set(load_run_config(write(tmp_path, text), {}).supervisors) == {
+        "alice", "timer2", "shoe-boss", "systems"}
+
+
+def test_a_supervisor_id_is_matched_whole(tmp_path: Path) -> None:
+    # '$' in the old pattern also matched before a final newline.
+    path = write(tmp_path, VALID + f'"bob\\n" = "{ALICE}"\n"carol " = "{ALICE}"\n')
+    assert problems_of(path) == [
+        f"{path}: supervisors.'bob\\n': supervisor id must be 1-64 letters, digits, '.', '_', '-'",
+        f"{path}: supervisors.'carol ': supervisor id must be 1-64 letters, digits, '.', '_', '-'",
+    ]
+    path = write(tmp_path, VALID.replace(f'alice = "{ALICE}"', f'alice = "{ALICE}\\n"'))
+    (problem,) = problems_of(path)
+    assert "supervisors.alice: not a valid pbkdf2_sha256" in problem
+
+
+# -- durability --------------------------------------------------------------------------------
+
+
+def test_durability_warning_names_the_risk(tmp_path: Path) -> None:
+    config = load_run_config(write(tmp_path, VALID), {})
+    assert config.durability == "normal"
+    warning = durability_warning(config)
+    assert warning is not None
+    for words in ("fsync", "acknowledged to the shoe before it is on disk", "power cut",
+                  'durability = "full"'):
+        assert words in warning
+    assert durability_warning(load_run_config(write(tmp_path, VALID), {"durability": "full"})) \
+        is None
+
+
+# -- what the file decoder must survive (found by tests/fuzz/test_file_decoders_fuzz.py) -------
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'device = "\xff"\n', "not UTF-8 text (byte 0xff at offset 10)"),
+        (b"device = " + b"[" * 3000, "not valid TOML: arrays or tables nested too deeply"),
+        (b"shoes = " + b"9" * 5000, "not valid TOML: Exceeds the limit (4300 digits)"),
+    ],
+)
+def test_files_that_crashed_the_reader_are_config_errors(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    path = tmp_path / "table.toml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        load_run_config(path, {})
+    assert str(info.value).startswith(f"{path}: {expected}"), str(info.value)
+
+
+def test_a_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + VALID.encode())
+    assert load_run_config(path, {}).device == "socket://127.0.0.1:7000"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("heartbeat_seconds = " + "9" * 400,
+         "heartbeat_seconds: must be finite, got a number (with about 400 digits)"),  # Overflow
+        ('journal = "~nosuchuser4711/j.db"', "journal: cannot expand '~nosuchuser4711/j.db'"),
+        ('journal = "j\\u0000.db"',  # a NUL would fail only at start, in the OS call
+         "journal: must not contain control or invisible characters, got '\\x00' at position 1"),
+        ('device = "/dev/tty\\nACM0"', "device: must not contain control or invisible"),
+        ('table_id = "table\\u200b7"', "table_id: must not contain control or invisible"),
+        ('"bad\\nkey" = 1', "'bad\\nkey': unknown key"),  # one problem, one line
+    ],
+)
+def test_values_that_crashed_or_passed_wrongly(tmp_path: Path, line: str, expected: str) -> None:
+    base = 'device = "loop://"\nprofile = "p"\njournal = "j.db"\n'
+    key = line.split(" =")[0]
+    text = "\n".join(x for x in base.splitlines() if not x.startswith(key + " ")) + "\n" + line
+    path = write(tmp_path, text)
+    problems = problems_of(path)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"{path}: {expected}"), problems[0]
+
+
+def test_table_down_policies_are_defined_here() -> None:
+    assert TABLE_DOWN_POLICIES == ("keep-dealing", "stop-after-round")

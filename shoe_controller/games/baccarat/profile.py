@@ -7,19 +7,21 @@ user file may replace a packaged one of the same name). See docs/profiles.md.
 
 Loading validates everything and reports *every* problem at once as ``file: key: reason`` in a
 :class:`ProfileError`, including a bet that gives the player an edge on a full shoe unless the
-profile says ``allow_player_edge = true``.
+profile says ``allow_player_edge = true``. Amounts are bounded (at most :data:`MAX_PAYS` to 1,
+at most :data:`MAX_DECIMAL_PLACES` decimal places) so that odds, settlement and the figures
+printed from them are exact and finite for anything that loads.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from shoe_controller.config import parse_toml, toml_text
 from shoe_controller.errors import ConfigError
 from shoe_controller.games.baccarat.odds import exact_odds, full_shoe
 from shoe_controller.games.baccarat.shoe_rules import BURN_PROCEDURES, LAST_ROUND_RULES, ShoeRules
@@ -38,6 +40,11 @@ OUTCOME_FACTS = (
 )
 PAIR_FACTS = ("player_pair", "banker_pair")
 FACTS = OUTCOME_FACTS + PAIR_FACTS
+
+#: The largest win a bet or exception may pay, "to 1" (real side bets stay far below).
+MAX_PAYS = Decimal(1_000_000)
+#: Decimal places allowed in pays and commission (keeps every product exact in 28 digits).
+MAX_DECIMAL_PLACES = 6
 
 _CENT = Decimal("0.01")
 #: Rounding rules for a win (the stake itself is never rounded).
@@ -184,6 +191,12 @@ def list_profiles() -> dict[str, Path]:
 
 def load_profile(name_or_path: str | os.PathLike[str]) -> Profile:
     """Load and validate a profile by name (see :func:`profile_dirs`) or by file path."""
+    path = find_profile(name_or_path)
+    return profile_from_toml(read_profile_text(path), path)
+
+
+def find_profile(name_or_path: str | os.PathLike[str]) -> Path:
+    """The file of a profile given by name (see :func:`profile_dirs`) or by path."""
     text = os.fspath(name_or_path)
     looks_like_path = text.endswith(".toml") or os.sep in text or "/" in text
     if looks_like_path:
@@ -196,19 +209,52 @@ def load_profile(name_or_path: str | os.PathLike[str]) -> Profile:
             known = ", ".join(profiles) or "none"
             raise ProfileError([f"{text}: no such profile (known: {known})"])
         path = profiles[text]
+    return path
+
+
+def read_profile_text(path: Path) -> str:
+    """A profile file's text, read once: UTF-8, a leading byte-order mark dropped.
+
+    Validate and keep (journal) this same text with :func:`profile_from_toml`, rather than
+    reading the file a second time: the file may change in between.
+    """
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError([f"{path}: cannot read profile: {exc}"]) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError([f"{path}: not valid TOML: {exc}"]) from exc
-    return parse_profile(data, path)
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProfileError([f"{path}: cannot read profile: {exc.strerror or exc}"]) from exc
+    try:
+        return toml_text(raw)
+    except ConfigError as exc:
+        raise ProfileError([f"{path}: {exc}"]) from None
 
 
-def parse_profile(data: Mapping[str, Any], path: Path | str = "<profile>") -> Profile:
-    """Validate a parsed TOML document; raises :class:`ProfileError` listing every problem."""
+def profile_from_toml(text: str, origin: Path | str = "<profile>") -> Profile:
+    """Validate a profile's TOML text (a file's, or the one journalled with a session).
+
+    Every failure is a :class:`ProfileError`, as for :func:`load_profile`: the text is parsed
+    by the same :func:`~shoe_controller.config.parse_toml`. Without a ``name`` key the name is
+    the file name of ``origin`` without ``.toml``, as :func:`load_profile` gives it.
+    """
+    try:
+        data = parse_toml(text)  # not TOML, nested too deeply, a huge integer: ConfigError
+    except ConfigError as exc:
+        raise ProfileError([f"{origin}: {exc}"]) from None
+    return parse_profile(data, origin, default_name=Path(os.fspath(origin)).stem)
+
+
+def parse_profile(
+    data: Mapping[str, Any], path: Path | str = "<profile>", *, default_name: str | None = None
+) -> Profile:
+    """Validate a parsed TOML document; raises :class:`ProfileError` listing every problem.
+
+    Without a ``name`` key the name is ``default_name``, else the stem of ``path`` if it is a
+    :class:`~pathlib.Path`.
+    """
     checker = _Checker(str(path))
-    profile = checker.profile(data, Path(path) if isinstance(path, Path) else None)
+    file = Path(path) if isinstance(path, Path) else None
+    if default_name is None:
+        default_name = file.stem if file is not None else ""
+    profile = checker.profile(data, file, default_name)
     if checker.problems:
         raise ProfileError(checker.problems)
     assert profile is not None
@@ -247,7 +293,8 @@ class _Checker:
         for key in table:
             if key not in allowed:
                 self.problem(
-                    f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})"
+                    f"{prefix}{_label(key)}",
+                    f"unknown key (allowed: {', '.join(sorted(allowed))})",
                 )
 
     def integer(
@@ -294,11 +341,17 @@ class _Checker:
         if not number.is_finite():
             self.problem(label, f"must be finite, got {value!r}")
             return None
+        if _decimal_places(number) > MAX_DECIMAL_PLACES:
+            self.problem(
+                label, f"at most {MAX_DECIMAL_PLACES} decimal places, got {_short(str(value))}"
+            )
+            return None
         return number
 
-    def profile(self, data: Mapping[str, Any], path: Path | None) -> Profile | None:
+    def profile(
+        self, data: Mapping[str, Any], path: Path | None, default_name: str
+    ) -> Profile | None:
         self.unknown_keys(data, _TOP_KEYS, "")
-        default_name = path.stem if path is not None else ""
         name = data.get("name", default_name)
         if not isinstance(name, str) or not name:
             self.problem("name", f"must be a non-empty string, got {name!r}")
@@ -376,9 +429,9 @@ class _Checker:
         return str(value)
 
     def bet(self, name: str, entry: Any, default_rounding: str) -> Bet | None:
-        prefix = f"bets.{name}."
+        prefix = f"bets.{_label(name)}."
         if not isinstance(entry, Mapping):
-            self.problem(f"bets.{name}", "must be a table")
+            self.problem(f"bets.{_label(name)}", "must be a table")
             return None
         before = len(self.problems)
         self.unknown_keys(entry, _BET_KEYS, prefix)
@@ -388,8 +441,10 @@ class _Checker:
             self.problem(prefix + "pays", 'required: the win in units per unit staked ("to 1")')
         else:
             pays = self.decimal(entry["pays"], prefix + "pays")
-            if pays is not None and pays <= 0:
-                self.problem(prefix + "pays", f"must be more than 0, got {pays}")
+            if pays is not None and not 0 < pays <= MAX_PAYS:
+                self.problem(prefix + "pays", f"must be more than 0 and at most {MAX_PAYS}, "
+                             f"got {_short(str(pays))}")
+                pays = None
         commission = self.decimal(entry.get("commission", "0"), prefix + "commission")
         if commission is not None and not 0 <= commission < 1:
             self.problem(
@@ -459,9 +514,28 @@ class _Checker:
                 pays = self.decimal(item["pays"], label + ".pays")
                 if pays is None:
                     continue
-                if pays <= 0:
-                    self.problem(label + ".pays", f"must be more than 0, got {pays}")
+                if not 0 < pays <= MAX_PAYS:
+                    self.problem(label + ".pays", f"must be more than 0 and at most "
+                                 f"{MAX_PAYS}, got {_short(str(pays))}")
                     continue
             if when is not None:
                 result.append(PayException(when, pays))
         return result
+
+
+def _decimal_places(number: Decimal) -> int:
+    """Decimal places that matter (trailing zeros ignored), without any context rounding."""
+    _sign, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    trailing = len(digits) - len(("".join(map(str, digits))).rstrip("0"))
+    return max(0, -(exponent + trailing)) if any(digits) else 0
+
+
+def _label(key: Any) -> str:
+    """A key as written, or quoted if it would not show as itself on one line."""
+    plain = isinstance(key, str) and key != "" and key.isprintable() and key.strip() == key
+    return str(key) if plain else repr(key)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
