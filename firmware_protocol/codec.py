@@ -82,6 +82,21 @@ class RejectedFrame:
     type_code: int | None = None
     flags: int | None = None
     seq: int | None = None
+    ack: int | None = None
+
+    @property
+    def ack_number(self) -> int | None:
+        """The acknowledgement the refused frame still carries (its CRC is good), or None."""
+        if self.flags is None or self.ack is None or not self.flags & Flags.ACK_VALID:
+            return None
+        return self.ack
+
+    @property
+    def seq_number(self) -> int | None:
+        """The sequence number the refused frame occupies, or None if it is not reliable."""
+        if self.flags is None or self.seq is None or not self.flags & Flags.RELIABLE:
+            return None
+        return self.seq
 
 
 @dataclass(slots=True)
@@ -177,18 +192,35 @@ class FrameDecoder:
         return len(self._buffer)
 
     def take_rejected(self) -> list[RejectedFrame]:
-        """Rejected CRC-valid frames since the last call (the most recent MAX_REJECTED)."""
+        """Rejected CRC-valid frames since the last call (the most recent MAX_REJECTED).
+
+        Only :meth:`feed` collects them here; :meth:`feed_all` returns them in line."""
         rejected = list(self._rejected)
         self._rejected.clear()
         return rejected
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Frame]:
-        """Add received bytes; return the frames completed by them, in order."""
+        """Add received bytes; return the frames completed by them, in order (rejected
+        CRC-valid frames are kept for :meth:`take_rejected`)."""
+        frames: list[Frame] = []
+        for item in self.feed_all(data):
+            if isinstance(item, Frame):
+                frames.append(item)
+            else:
+                self._rejected.append(item)
+        return frames
+
+    def feed_all(self, data: bytes | bytearray | memoryview) -> list[Frame | RejectedFrame]:
+        """Add received bytes; return every CRC-valid frame they completed, accepted
+        (:class:`Frame`) or refused (:class:`RejectedFrame`), in the order they arrived.
+
+        One ordered stream: a receiver must learn that frame N was refused before it
+        handles frame N+1 (a refused card followed by a good one is a gap, not a card)."""
         stats = self.stats
         stats.bytes_received += len(data)
         buffer = self._buffer
         buffer += data
-        frames: list[Frame] = []
+        frames: list[Frame | RejectedFrame] = []
         start = 0
         while (end := buffer.find(0, start)) >= 0:
             if self._discarding:
@@ -206,7 +238,7 @@ class FrameDecoder:
             self._discarding = True
         return frames
 
-    def _decode_block(self, block: bytes, frames: list[Frame]) -> None:
+    def _decode_block(self, block: bytes, frames: list[Frame | RejectedFrame]) -> None:
         stats = self.stats
         if len(block) > MAX_ENCODED_FRAME:
             stats.oversize += 1
@@ -228,7 +260,7 @@ class FrameDecoder:
             return
         if raw[0] != PROTOCOL_VERSION:
             stats.unsupported_version += 1
-            self._rejected.append(
+            frames.append(
                 RejectedFrame(
                     RejectReason.UNSUPPORTED_VERSION,
                     f"frame of protocol version {raw[0]}, this side speaks {PROTOCOL_VERSION}",
@@ -241,22 +273,19 @@ class FrameDecoder:
         if length != len(payload) or length > MAX_PAYLOAD:
             stats.bad_length += 1
             detail = f"length field {length}, payload {len(payload)} bytes (max {MAX_PAYLOAD})"
-            self._reject(RejectReason.BAD_LENGTH, detail, version, type_code, flags, seq)
+            frames.append(RejectedFrame(RejectReason.BAD_LENGTH, detail, version, type_code,
+                                        flags, seq, ack))
             return
         try:
             message = decode_message(type_code, payload)
         except ValueError as exc:
             if type_code in MessageType._value2member_map_:
                 stats.bad_payload += 1
-                self._reject(RejectReason.BAD_PAYLOAD, str(exc), version, type_code, flags, seq)
+                reason = RejectReason.BAD_PAYLOAD
             else:
                 stats.unknown_type += 1
-                self._reject(RejectReason.UNKNOWN_TYPE, str(exc), version, type_code, flags, seq)
+                reason = RejectReason.UNKNOWN_TYPE
+            frames.append(RejectedFrame(reason, str(exc), version, type_code, flags, seq, ack))
             return
         stats.frames += 1
         frames.append(Frame(version, flags, seq, ack, message))
-
-    def _reject(
-        self, reason: RejectReason, detail: str, version: int, type_code: int, flags: int, seq: int
-    ) -> None:
-        self._rejected.append(RejectedFrame(reason, detail, version, type_code, flags, seq))

@@ -12,6 +12,12 @@ sequence number (serial arithmetic, so wrap-around is seamless); the sender retr
 unacknowledged frame when the oldest one times out, with exponential backoff up to a cap;
 heartbeats when idle; the link is lost when nothing valid arrives for ``link_timeout``.
 
+**One ordered output stream** (as h11's ``next_event()``): :meth:`receive` and :meth:`poll`
+return :data:`LinkOutput` items, delivered messages and link events alike, in the order they
+happened. A refused frame is reported (:class:`ProtocolError` with its ``seq``) at the place its
+sequence number has in the stream, so an owner never sees message N+1 before it learns that
+message N could not be read.
+
 Acknowledgements for messages returned by :meth:`receive` are only sent by the *next*
 :meth:`data_to_send` call, so the host can make what it received durable first: a message is
 never acknowledged before its owner had the chance to journal it.
@@ -27,7 +33,6 @@ from dataclasses import dataclass, fields
 from firmware_protocol.codec import (
     DELIMITER,
     MAX_PAYLOAD,
-    Flags,
     Frame,
     FrameDecoder,
     RejectedFrame,
@@ -171,25 +176,36 @@ class PeerRestarted:
     ``carried_over`` unacknowledged card/state messages will be sent again in the new session;
     ``dropped`` are the unacknowledged messages that are stale after a restart (commands,
     button presses, status reports) and were discarded; the owner decides whether to re-issue.
+    ``peer`` is the restarted peer's handshake (DeviceInfo on the host). A restart seen while
+    the link stays up comes without a :class:`LinkUp`: this event is the owner's only cue to
+    send its state again.
     """
 
     old_session: int
     new_session: int
     carried_over: int
     dropped: tuple[Message, ...]
+    peer: DeviceInfo | HostHello | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ProtocolError:
     """A frame was refused. ``from_peer``: the peer sent us an ErrorReport; otherwise we
-    refused one of the peer's frames (and told it with an ErrorReport)."""
+    refused one of the peer's frames (and told it with an ErrorReport).
+
+    ``seq``: the sequence number of a refused *reliable* message of the peer's. That message
+    is acknowledged and skipped (SPEC 8.2), so the owner must treat it as lost: the event
+    comes at the message's place in the ordered output, before anything sent after it."""
 
     code: ErrorCode
     detail: str
     from_peer: bool
+    seq: int | None = None
 
 
 LinkEvent = LinkUp | LinkLost | PeerRestarted | ProtocolError
+LinkOutput = Message | LinkEvent
+"""What :meth:`Link.receive` and :meth:`Link.poll` return, in the order it happened."""
 
 
 @dataclass(slots=True)
@@ -255,7 +271,7 @@ class Link:
         self._state = LinkState.CONNECTING
         self._peer_session: int | None = None
         self._peer: DeviceInfo | HostHello | None = None
-        self._events: list[LinkEvent] = []
+        self._output: deque[LinkOutput] = deque()
         self._replies: list[bytes] = []
         self._next_notice: dict[ErrorCode, float] = {}
         self._queue: deque[Message] = deque()
@@ -265,7 +281,7 @@ class Link:
         self._rto_deadline: float | None = None
         self._retries = 0
         self._rx_expected = 0
-        self._rx_early: dict[int, Message | None] = {}
+        self._rx_early: dict[int, Message | ProtocolError] = {}
         self._ack_pending = False
         self._last_rx = -math.inf
         self._last_tx = -math.inf
@@ -324,19 +340,19 @@ class Link:
             )
         self._queue.append(message)
 
-    def receive(self, data: bytes | bytearray | memoryview, now: float) -> list[Message]:
-        """Feed received bytes; return newly delivered messages, in order, each exactly once."""
+    def receive(self, data: bytes | bytearray | memoryview, now: float) -> list[LinkOutput]:
+        """Feed received bytes; return what they caused, in order: each newly delivered
+        message (exactly once, in sequence order) and each link event, interleaved."""
         self._now = max(self._now, now)
-        delivered: list[Message] = []
-        for frame in self._decoder.feed(data):
-            self._on_frame(frame, now, delivered)
-        for rejected in self._decoder.take_rejected():
-            self._on_rejected(rejected, now, delivered)
-        self.stats.delivered += len(delivered)
-        return delivered
+        for item in self._decoder.feed_all(data):
+            if isinstance(item, Frame):
+                self._on_frame(item, now)
+            else:
+                self._on_rejected(item, now)
+        return self._take()
 
-    def poll(self, now: float) -> list[LinkEvent]:
-        """Run the timers and return the link events since the last call."""
+    def poll(self, now: float) -> list[LinkOutput]:
+        """Run the timers; return what happened since the last call (events, in order)."""
         self._now = max(self._now, now)
         if self._state is LinkState.UP:
             if now - self._last_rx >= self.config.link_timeout:
@@ -349,8 +365,12 @@ class Link:
                 and self._retries >= self.config.max_retransmissions
             ):
                 self._go_down(now, f"no acknowledgement after {self._retries} retransmissions")
-        events, self._events = self._events, []
-        return events
+        return self._take()
+
+    def _take(self) -> list[LinkOutput]:
+        taken = list(self._output)
+        self._output.clear()
+        return taken
 
     def data_to_send(self, now: float) -> bytes:
         """Bytes to write now: handshake, replies, retransmissions, new frames, ack, heartbeat.
@@ -396,7 +416,7 @@ class Link:
         message with room in the window, or undelivered events).
         """
         config = self.config
-        if self._events or self._replies or self._ack_pending:
+        if self._output or self._replies or self._ack_pending:
             return self._now
         if self._state is not LinkState.UP:
             return self._next_hello if self.role is Role.HOST else None
@@ -453,11 +473,11 @@ class Link:
         self._next_notice[code] = now + self.config.hello_interval
         self._replies.append(encode_frame(ErrorReport(code, detail[:200])))
         if code is not ErrorCode.NOT_CONNECTED:
-            self._events.append(ProtocolError(code, detail, from_peer=False))
+            self._output.append(ProtocolError(code, detail, from_peer=False))
 
     # ------------------------------------------------------------------ receiving internals
 
-    def _on_frame(self, frame: Frame, now: float, delivered: list[Message]) -> None:
+    def _on_frame(self, frame: Frame, now: float) -> None:
         message = frame.message
         if isinstance(message, HostHello):
             self._on_host_hello(message, now)
@@ -478,36 +498,39 @@ class Link:
         if ack is not None:
             self._on_ack(ack, now)
         if reliable:
-            self._on_sequenced(frame.seq, message, delivered)
+            self._on_sequenced(frame.seq, message)
         elif isinstance(message, ErrorReport):
             self._on_peer_error(message, now)
 
-    def _on_sequenced(self, seq: int, message: Message | None, delivered: list[Message]) -> None:
-        """Deliver in order exactly once. ``message`` None: a refused frame that still used
-        its sequence number (it is acknowledged and skipped, never retried forever)."""
+    def _on_sequenced(self, seq: int, item: Message | ProtocolError) -> None:
+        """Deliver in order exactly once. ``item`` a ProtocolError: a refused frame that
+        still used its sequence number (acknowledged and skipped, never retried forever);
+        the owner hears of it at that number's place in the stream."""
         self._ack_pending = True
         distance = (seq - self._rx_expected) % SEQ_MODULO
         if distance == 0:
-            if message is not None:
-                delivered.append(message)
+            self._deliver(item)
             self._rx_expected = (self._rx_expected + 1) % SEQ_MODULO
             while self._rx_expected in self._rx_early:
-                early = self._rx_early.pop(self._rx_expected)
-                if early is not None:
-                    delivered.append(early)
+                self._deliver(self._rx_early.pop(self._rx_expected))
                 self._rx_expected = (self._rx_expected + 1) % SEQ_MODULO
         elif distance < self.config.window:
             if seq in self._rx_early:
                 self.stats.duplicates += 1
             else:
-                self._rx_early[seq] = message
+                self._rx_early[seq] = item
                 self.stats.buffered_early += 1
         elif distance >= _HALF:
             self.stats.duplicates += 1
         else:
             self.stats.out_of_window += 1
 
-    def _on_rejected(self, rejected: RejectedFrame, now: float, delivered: list[Message]) -> None:
+    def _deliver(self, item: Message | ProtocolError) -> None:
+        self._output.append(item)
+        if not isinstance(item, ProtocolError):
+            self.stats.delivered += 1
+
+    def _on_rejected(self, rejected: RejectedFrame, now: float) -> None:
         code = _REJECT_CODES[rejected.reason]
         if rejected.reason is RejectReason.UNSUPPORTED_VERSION:
             self._notify(code, rejected.detail, now)
@@ -516,23 +539,26 @@ class Link:
             self.stats.ignored += 1
             return
         self._last_rx = now
-        reliable = rejected.flags is not None and bool(rejected.flags & Flags.RELIABLE)
-        if reliable and rejected.seq is not None:
-            distance = (rejected.seq - self._rx_expected) % SEQ_MODULO
-            fresh = distance < self.config.window and rejected.seq not in self._rx_early
-            self._on_sequenced(rejected.seq, None, delivered)
-            if fresh:  # report each refused message once, not each retransmission of it
-                self._next_notice.pop(code, None)
-                self._notify(code, f"seq {rejected.seq}: {rejected.detail}", now)
-        else:
+        ack = rejected.ack_number
+        if ack is not None:  # the CRC is good: its acknowledgement is the peer's
+            self._on_ack(ack, now)
+        seq = rejected.seq_number
+        if seq is None:
             self._notify(code, rejected.detail, now)
+            return
+        detail = f"seq {seq}: {rejected.detail}"
+        distance = (seq - self._rx_expected) % SEQ_MODULO
+        if distance < self.config.window and seq not in self._rx_early:
+            # Each refused message is reported to the peer once, not each retransmission.
+            self._replies.append(encode_frame(ErrorReport(code, detail[:200])))
+        self._on_sequenced(seq, ProtocolError(code, detail, from_peer=False, seq=seq))
 
     def _on_peer_error(self, report: ErrorReport, now: float) -> None:
         if report.code is ErrorCode.NOT_CONNECTED:
             if self.role is Role.HOST and self._state is LinkState.UP:
                 self._go_down(now, f"shoe has no session ({report.detail})")
             return
-        self._events.append(ProtocolError(report.code, report.detail, from_peer=True))
+        self._output.append(ProtocolError(report.code, report.detail, from_peer=True))
 
     def _on_host_hello(self, hello: HostHello, now: float) -> None:
         if self.role is not Role.SHOE or self._device_info is None:
@@ -561,7 +587,7 @@ class Link:
                 self._next_notice[ErrorCode.UNSUPPORTED_VERSION] = (
                     now + 10 * self.config.hello_interval
                 )
-                self._events.append(ProtocolError(ErrorCode.UNSUPPORTED_VERSION, detail, False))
+                self._output.append(ProtocolError(ErrorCode.UNSUPPORTED_VERSION, detail, False))
             return
         if self._state is LinkState.UP and info.session_id == self._peer_session:
             self._last_rx = now  # a repeated answer to a repeated hello
@@ -576,18 +602,18 @@ class Link:
             self._peer_session = peer_session
             self._reset_sequences()
         elif not resumed:
-            self._restart_with(peer_session)
+            self._restart_with(peer_session, hello)
         self._peer = hello
         self._last_rx = now
         if self._state is not LinkState.UP:
             self._state = LinkState.UP
-            self._events.append(LinkUp(peer_session, hello, resumed))
+            self._output.append(LinkUp(peer_session, hello, resumed))
             if self._unacked:  # resume: resend what may have been lost at once
                 self._rto = self.config.retransmit_timeout
                 self._retries = 0
                 self._rto_deadline = now
 
-    def _restart_with(self, peer_session: int) -> None:
+    def _restart_with(self, peer_session: int, hello: DeviceInfo | HostHello) -> None:
         waiting = [out.message for out in self._unacked] + list(self._queue)
         kept = [message for message in waiting if message.CARRY_OVER]
         dropped = tuple(message for message in waiting if not message.CARRY_OVER)
@@ -596,7 +622,7 @@ class Link:
         self._queue = deque(kept)
         self._peer_session = peer_session
         self._reset_sequences()
-        self._events.append(PeerRestarted(old_session, peer_session, len(kept), dropped))
+        self._output.append(PeerRestarted(old_session, peer_session, len(kept), dropped, hello))
 
     def _reset_sequences(self) -> None:
         assert self._peer_session is not None
@@ -615,4 +641,4 @@ class Link:
         self._rto_deadline = None
         self._ack_pending = False
         self._next_hello = now
-        self._events.append(LinkLost(reason))
+        self._output.append(LinkLost(reason))

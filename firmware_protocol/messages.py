@@ -143,6 +143,8 @@ class Capability(enum.IntFlag):
     DEALER_BUTTON = 0x20
     LID_SENSOR = 0x40
     CUT_CARD_SENSOR = 0x80
+    LOAD_NUMBER = 0x100
+    """SHOE_LOADED carries the shoe's load number in ``counter`` (SPEC 6.3, revision 1.1)."""
 
 
 E = TypeVar("E", bound=enum.IntEnum)

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from firmware_protocol.link import Link, LinkConfig, LinkEvent, Role
+from firmware_protocol.link import Link, LinkConfig, LinkEvent, LinkOutput, Role
 from firmware_protocol.messages import Capability, DeviceIdentity, Message
 
 TEST_IDENTITY = DeviceIdentity(
@@ -107,6 +107,8 @@ class Side:
     link: Link
     received: list[Message] = field(default_factory=list)
     events: list[LinkEvent] = field(default_factory=list)
+    ordered: list[LinkOutput] = field(default_factory=list)
+    """Messages and events interleaved, as the link output them."""
 
 
 class LinkPair:
@@ -176,9 +178,14 @@ class LinkPair:
             (self.shoe, self.to_shoe, self.to_host),
         ):
             data = inbound.read(now)
-            if data:
-                side.received.extend(side.link.receive(data, now))
-            side.events.extend(side.link.poll(now))
+            outputs = side.link.receive(data, now) if data else []
+            outputs += side.link.poll(now)
+            for item in outputs:
+                if isinstance(item, Message):
+                    side.received.append(item)
+                else:
+                    side.events.append(item)
+            side.ordered.extend(outputs)
             outbound.write(side.link.data_to_send(now), now)
 
     def run(self, duration: float, dt: float = 0.005) -> None:

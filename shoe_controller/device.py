@@ -1,23 +1,28 @@
 """The host's connection to a shoe: a transport, the host end of the link, and an I/O thread.
 
-:class:`ShoeConnection` owns a (reconnecting) transport and a :class:`~firmware_protocol.link.Link`
-in the HOST role. A background thread reads bytes, feeds the link and runs its timers; the owner
-receives, in order, through one thread-safe queue:
+Two layers, so the rule that matters most is pure and testable without threads:
 
-* every :class:`~firmware_protocol.messages.Message` the shoe sent (exactly once, in order),
-* every link event (``LinkUp``, ``LinkLost``, ``PeerRestarted``, ``ProtocolError``),
-* every transport event (``TransportEvent``: connection lost, reconnected, retry failed).
+* :class:`HostEndpoint` (sans-I/O, time passed in): the host end of the
+  :class:`~firmware_protocol.link.Link` plus the **journalled-before-acknowledged** rule. Feed it
+  bytes, take its items one at a time, commit what you have made durable, and ask it for bytes
+  to write: it returns none at all (no ack, no command, no heartbeat) while an item it handed
+  out has not been committed.
+* :class:`ShoeConnection`: a (reconnecting) transport and an I/O thread around one
+  ``HostEndpoint``. The owner receives, in order, through one thread-safe queue, every
+  :class:`~firmware_protocol.messages.Message` the shoe sent (exactly once, in order), every
+  link event (``LinkUp``, ``LinkLost``, ``PeerRestarted``, ``ProtocolError``) at its place
+  among them, and every transport event (``TransportEvent``).
 
 **Journalled before acknowledged.** The link acknowledges a delivered message with its next
-``data_to_send()``. This class sends nothing at all (no ack, no command, no heartbeat) while a
-message the link delivered has not been *committed* by the owner. A message handed out by
-:meth:`ShoeConnection.get` is committed when the owner calls :meth:`~ShoeConnection.commit` or
-calls :meth:`~ShoeConnection.get` again (the owner has finished with it: journalled it). So the
-shoe learns a card was received only after the owner made it durable; if the controller dies
-before, the shoe still holds the card and sends it again. The owner must therefore keep
-consuming promptly (well within the link timeout, 2 s by default) or the shoe, hearing no
-heartbeat, locks its exit. An owner that journals in another thread passes
-``commit_on_get=False`` and calls ``commit()`` itself.
+``data_to_send()``. A link output handed out by :meth:`ShoeConnection.get` is committed when the
+owner calls :meth:`~ShoeConnection.commit` or calls :meth:`~ShoeConnection.get` again (the owner
+has finished with it: journalled it). So the shoe learns a card was received only after the
+owner made it durable; if the controller dies before, the shoe still holds the card and sends it
+again. The owner must therefore keep consuming promptly (well within the link timeout, 2 s by
+default) or the shoe, hearing no heartbeat, locks its exit. An owner that journals in another
+thread passes ``commit_on_get=False`` and calls ``commit()`` itself. A refused card frame
+(``ProtocolError`` with a ``seq``) is acknowledged by the link like any message (SPEC 8.2), so
+it too is only acknowledged once the owner has journalled what it made of it.
 
 **Errors reach the owner.** An exception in the I/O thread is re-raised by the next
 :meth:`~ShoeConnection.get` or :meth:`~ShoeConnection.send` (the thread stops). Outages of the
@@ -25,38 +30,31 @@ transport are not errors: the :class:`ReconnectingTransport` reconnects and repo
 the link retransmits what was lost.
 
 After a controller restart the shoe re-sends card messages the old session never acknowledged,
-possibly ones the old controller had already journalled: :class:`CardCounterFilter`
-de-duplicates them by the shoe's card counter.
+possibly ones the old controller had already journalled: the table recognises them by the
+shoe's identity, its load and the card counter (``Table.is_duplicate``).
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
-from firmware_protocol.link import Link, LinkConfig, LinkEvent, Role
-from firmware_protocol.messages import (
-    CardDrawn,
-    CardMisread,
-    DeviceInfo,
-    Message,
-    ShoeEvent,
-    ShoeStateChanged,
-)
+from firmware_protocol.link import Link, LinkConfig, LinkOutput, ProtocolError, Role
+from firmware_protocol.messages import DeviceInfo, Message
 from shoe_controller.errors import ShoeError, ShoeTimeoutError, TransportError
 from shoe_controller.transports.base import ReconnectingTransport, Transport, TransportEvent
 
-__all__ = ["CardCounterFilter", "ConnectionItem", "ShoeConnection"]
+__all__ = ["ConnectionItem", "HostEndpoint", "ShoeConnection"]
 
 log = logging.getLogger("shoe.device")
 
-ConnectionItem = Message | LinkEvent | TransportEvent
+ConnectionItem = LinkOutput | TransportEvent
 """What :meth:`ShoeConnection.get` returns."""
 
 MAX_WAIT = 0.05
@@ -64,8 +62,69 @@ MAX_WAIT = 0.05
 READ_SIZE = 4096
 
 
-class _Stopped:
-    """Queue sentinel: the I/O thread ended (wakes a blocked ``get``)."""
+class HostEndpoint:
+    """The host end of the link with the commit rule; pure (``now`` passed in), not thread-safe.
+
+    Items (messages and link events, in the link's order) come out of :meth:`take`. Each one
+    the link acknowledges to the shoe (a message, a refused reliable frame) is *outstanding*
+    from the moment the link produced it until the owner :meth:`commit` s after taking it;
+    :meth:`data_to_send` returns nothing while anything is outstanding.
+    """
+
+    def __init__(self, link: Link) -> None:
+        if link.role is not Role.HOST:
+            raise ValueError("a HostEndpoint needs a HOST link")
+        self.link = link
+        self._items: deque[LinkOutput] = deque()
+        self._outstanding = 0  # produced by the link, not committed by the owner yet
+        self._taken = 0  # of those, handed to the owner by take()
+
+    def receive(self, data: bytes | bytearray | memoryview, now: float) -> None:
+        self._add(self.link.receive(data, now))
+
+    def poll(self, now: float) -> None:
+        self._add(self.link.poll(now))
+
+    def take(self) -> LinkOutput | None:
+        """The next item, or None; it stays outstanding until the next :meth:`commit`."""
+        if not self._items:
+            return None
+        item = self._items.popleft()
+        if _acknowledged(item):
+            self._taken += 1
+        return item
+
+    def commit(self) -> None:
+        """The owner has made every item taken so far durable."""
+        self._outstanding -= self._taken
+        self._taken = 0
+
+    @property
+    def may_send(self) -> bool:
+        """Whether nothing delivered waits for the owner's commit (so acks may go out)."""
+        return self._outstanding == 0
+
+    def send(self, message: Message, now: float) -> None:
+        self.link.send(message, now)
+
+    def data_to_send(self, now: float) -> bytes:
+        """Bytes to write now; empty while an item is outstanding."""
+        return self.link.data_to_send(now) if self.may_send else b""
+
+    def next_deadline(self) -> float | None:
+        """When to poll again at the latest (None while the owner holds an item: its commit
+        is what makes sending possible again)."""
+        return self.link.next_deadline() if self.may_send else None
+
+    def _add(self, items: list[LinkOutput]) -> None:
+        self._items.extend(items)
+        self._outstanding += sum(1 for item in items if _acknowledged(item))
+
+
+def _acknowledged(item: LinkOutput) -> bool:
+    """Whether the link acknowledges ``item`` to the shoe: a delivered message, or a refused
+    reliable frame (acknowledged and skipped, SPEC 8.2). Link events acknowledge nothing."""
+    return isinstance(item, Message) or (isinstance(item, ProtocolError) and item.seq is not None)
 
 
 class ShoeConnection:
@@ -97,23 +156,28 @@ class ShoeConnection:
         self._commit_on_get = commit_on_get
         if session_id is None:
             session_id = random.SystemRandom().getrandbits(32)
-        self.link = Link(Role.HOST, link_config, session_id)
-        self._items: queue.Queue[ConnectionItem | _Stopped] = queue.Queue()
-        self._lock = threading.RLock()  # guards the link, the commit counters and writing
-        self._outstanding = 0  # delivered by the link, not committed by the owner yet
-        self._handed_out = 0  # of those, handed to the owner by get()
+        self._endpoint = HostEndpoint(Link(Role.HOST, link_config, session_id))
+        # One lock guards the endpoint and writing; the condition wakes a waiting get().
+        self._lock = threading.RLock()
+        self._ready = threading.Condition(self._lock)
+        self._transport_events: deque[TransportEvent] = deque()
+        self._stopped = False
         self._error: BaseException | None = None
         self._closing = threading.Event()
         self._closed = False
         self.transport = ReconnectingTransport(
             factory,
-            self._items.put,
+            self._on_transport_event,
             backoff_initial=backoff_initial,
             backoff_max=backoff_max,
         )
         self.transport.open()
         self._thread = threading.Thread(target=self._run, name="shoe-connection", daemon=True)
         self._thread.start()
+
+    @property
+    def link(self) -> Link:
+        return self._endpoint.link
 
     # -- the owner's side ------------------------------------------------------------------
 
@@ -125,27 +189,27 @@ class ShoeConnection:
         if self._commit_on_get:
             self.commit()
         self._raise_if_failed()
-        try:
-            item = self._items.get(timeout=timeout)
-        except queue.Empty:
-            raise ShoeTimeoutError(f"nothing from the shoe within {timeout:g} s") from None
-        if isinstance(item, _Stopped):
-            self._items.put(item)  # keep waking later callers
-            self._raise_if_failed()
-            raise ShoeError("the shoe connection is closed")
-        if isinstance(item, Message):
-            with self._lock:
-                self._handed_out += 1
-        return item
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._ready:
+            while True:
+                if self._transport_events:
+                    return self._transport_events.popleft()
+                item = self._endpoint.take()
+                if item is not None:
+                    return item
+                if self._stopped:
+                    self._raise_if_failed()
+                    raise ShoeError("the shoe connection is closed")
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise ShoeTimeoutError(f"nothing from the shoe within {timeout:g} s")
+                self._ready.wait(left)
 
     def commit(self) -> None:
-        """The owner has made every message handed out so far durable: acknowledge them."""
+        """The owner has made every item handed out so far durable: acknowledge them."""
         with self._lock:
-            if not self._handed_out:
-                return
-            self._outstanding -= self._handed_out
-            self._handed_out = 0
-            if self._outstanding == 0 and not self._closed:
+            self._endpoint.commit()
+            if not self._closed:
                 self._flush()
 
     def send(self, message: Message) -> None:
@@ -154,9 +218,8 @@ class ShoeConnection:
         if self._closed:
             raise ShoeError("the shoe connection is closed")
         with self._lock:
-            self.link.send(message, self._clock())
-            if self._outstanding == 0:
-                self._flush()
+            self._endpoint.send(message, self._clock())
+            self._flush()
 
     def wait_until_up(self, timeout: float) -> DeviceInfo:
         """Block until the handshake completed (events stay queued for :meth:`get`)."""
@@ -222,63 +285,40 @@ class ShoeConnection:
     def _run(self) -> None:
         try:
             while not self._closing.is_set():
-                with self._lock:
-                    now = self._clock()
-                    events = self.link.poll(now)
-                    if self._outstanding == 0:
-                        self._flush()
-                        deadline = self.link.next_deadline()
-                    else:  # the owner's commit() flushes; the ack due now must wait for it
-                        deadline = None
-                for event in events:
-                    self._items.put(event)
+                with self._ready:
+                    self._endpoint.poll(self._clock())
+                    self._flush()
+                    deadline = self._endpoint.next_deadline()
+                    self._ready.notify_all()
                 wait = MAX_WAIT
                 if deadline is not None:
                     wait = min(wait, max(0.0, deadline - self._clock()))
                 data = self.transport.read(READ_SIZE, wait)
                 if data:
-                    with self._lock:
-                        delivered = self.link.receive(data, self._clock())
-                        self._outstanding += len(delivered)
-                        for message in delivered:
-                            self._items.put(message)
+                    with self._ready:
+                        self._endpoint.receive(data, self._clock())
+                        self._ready.notify_all()
         except BaseException as exc:  # noqa: BLE001 - handed to the owner by get()/send()
             if not (isinstance(exc, TransportError) and self._closing.is_set()):
                 self._error = exc
                 log.error("shoe connection I/O failed: %s", exc)
         finally:
-            self._items.put(_Stopped())
+            with self._ready:
+                self._stopped = True
+                self._ready.notify_all()
+
+    def _on_transport_event(self, event: TransportEvent) -> None:
+        with self._ready:
+            self._transport_events.append(event)
+            self._ready.notify_all()
 
     def _flush(self) -> None:
-        """Write what the link has to send. Caller holds the lock and checked the commit rule."""
-        out = self.link.data_to_send(self._clock())
+        """Write what the endpoint lets out now (nothing while an item awaits its commit).
+        Caller holds the lock."""
+        out = self._endpoint.data_to_send(self._clock())
         if out:
             self.transport.write(out)
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
             raise self._error
-
-
-class CardCounterFilter:
-    """Passes each card message once, by the shoe's card counter (a controller-restart guard).
-
-    ``last_counter`` is the highest counter the owner journalled before (0 for a fresh shoe).
-    Cards with a counter at or below the last one seen are repeats; a ``SHOE_LOADED`` state
-    change starts counting again from 0. Other messages always pass (state changes cannot be
-    told apart from their repeats: two refused pulls at one counter are both real).
-    """
-
-    def __init__(self, last_counter: int = 0) -> None:
-        self.last_counter = last_counter
-        self.repeats = 0
-
-    def accept(self, message: Message) -> bool:
-        if isinstance(message, CardDrawn | CardMisread):
-            if message.counter <= self.last_counter:
-                self.repeats += 1
-                return False
-            self.last_counter = message.counter
-        elif isinstance(message, ShoeStateChanged) and message.event is ShoeEvent.SHOE_LOADED:
-            self.last_counter = 0
-        return True

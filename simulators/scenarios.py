@@ -3,8 +3,8 @@
 Shared by the fault tests and ``bench/bench_link_faults.py``. The host side plays a minimal
 table: it keeps the exit unlocked (again after every ``LinkUp``, since the shoe locks itself
 when it loses the host), journals each card message (here: appends it to a list) before asking
-for the next one, and de-duplicates by the shoe's card counter with a
-:class:`~shoe_controller.device.CardCounterFilter`, which only matters after a host restart.
+for the next one, and de-duplicates by the shoe's card counter (a set of the counters it has
+"journalled"), which only matters after a host restart.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from firmware_protocol.link import LinkConfig, LinkUp
 from firmware_protocol.messages import CardDrawn, CardMisread, Message, SetExitLock
 from shoe_controller.cards import Card
-from shoe_controller.device import CardCounterFilter, ConnectionItem, ShoeConnection
+from shoe_controller.device import ConnectionItem, ShoeConnection
 from shoe_controller.errors import ShoeTimeoutError
 from shoe_controller.transports.base import Transport
 from simulators.dealer import VirtualDealer
@@ -41,7 +41,7 @@ def collect_cards(
     expected: int,
     *,
     timeout: float,
-    card_filter: CardCounterFilter | None = None,
+    journalled: set[int] | None = None,
     on_card: Callable[[int], bool] = lambda n: False,
     seen: list[ConnectionItem] | None = None,
     check: Callable[[], None] = lambda: None,
@@ -49,7 +49,8 @@ def collect_cards(
 ) -> list[Message]:
     """Keep the exit open and gather card messages until ``expected`` are in ``collected``.
 
-    Without ``card_filter`` every card message delivered is kept (a duplicate would show). After
+    Without ``journalled`` every card message delivered is kept (a duplicate would show); with
+    it, a card whose counter is already in the set is a repeat and skipped. After
     each kept card ``on_card(n)`` runs; if it returns True the collection stops early (to
     restart the host). ``check()`` is called on each turn (e.g. to surface a shoe failure).
     """
@@ -69,8 +70,10 @@ def collect_cards(
         if isinstance(item, LinkUp):
             conn.send(SetExitLock(False))
         elif isinstance(item, CardDrawn | CardMisread) and (
-            card_filter is None or card_filter.accept(item)
+            journalled is None or item.counter not in journalled
         ):
+            if journalled is not None:
+                journalled.add(item.counter)
             cards.append(item)
             if on_card(len(cards)):
                 break
@@ -123,7 +126,8 @@ def deal_shoe(
             tx = FaultInjector(faults)
             rx = FaultInjector(replace(faults, seed=faults.seed + 1))
             host = FaultyTransport(pair.host, tx=tx, rx=rx)
-        journal = CardCounterFilter()
+        journal: set[int] = set()
+        seen: list[ConnectionItem] = []
         received: list[Message] = []
         restarts = sorted(set(restart_host_after))
         reconnections = 0
@@ -136,7 +140,8 @@ def deal_shoe(
                         conn,
                         len(cards),
                         timeout=left,
-                        card_filter=journal,
+                        journalled=journal,
+                        seen=seen,
                         on_card=lambda n: bool(restarts) and n >= restarts[0],
                         check=runner.check,
                         collected=received,
@@ -152,6 +157,6 @@ def deal_shoe(
             rx.counters if rx is not None else FaultCounters(),
             reconnections,
             len(set(restart_host_after)),
-            journal.repeats,
+            sum(1 for item in seen if isinstance(item, CardDrawn | CardMisread)) - len(received),
         )
 

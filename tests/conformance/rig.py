@@ -12,7 +12,7 @@ from typing import TypeVar
 from firmware_protocol.link import LinkConfig, LinkUp
 from firmware_protocol.messages import CardDrawn, CardMisread, Message, SetExitLock
 from shoe_controller.cards import Card
-from shoe_controller.device import CardCounterFilter, ConnectionItem, ShoeConnection
+from shoe_controller.device import ConnectionItem, ShoeConnection
 from shoe_controller.errors import ShoeTimeoutError
 from shoe_controller.transports.base import Transport
 from simulators.dealer import VirtualDealer
@@ -103,13 +103,13 @@ def deal_whole_shoe(
     *,
     timeout: float,
     on_card: Callable[[int], None] = lambda n: None,
-    card_filter: CardCounterFilter | None = None,
+    journalled: set[int] | None = None,
 ) -> list[Message]:
     """Be a minimal table: keep the exit unlocked (again after every LinkUp: the shoe locks
     itself when it loses the host) and collect card messages until ``expected`` arrived.
 
-    Without ``card_filter`` every card message delivered is kept, so a duplicate delivery
-    shows up in the result; ``on_card(n)`` runs after the n-th card (break the wire...)."""
+    Without ``journalled`` every card message delivered is kept, so a duplicate delivery
+    shows up in the result (with it, a counter already in the set is a repeat); ``on_card(n)`` runs after the n-th card (break the wire...)."""
     cards: list[Message] = []
     rig.conn.send(SetExitLock(False))
     end = time.monotonic() + timeout
@@ -125,8 +125,10 @@ def deal_whole_shoe(
         if isinstance(item, LinkUp):
             rig.conn.send(SetExitLock(False))
         elif isinstance(item, CardDrawn | CardMisread) and (
-            card_filter is None or card_filter.accept(item)
+            journalled is None or item.counter not in journalled
         ):
+            if journalled is not None:
+                journalled.add(item.counter)
             cards.append(item)
             on_card(len(cards))
     return cards

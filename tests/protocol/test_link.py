@@ -60,8 +60,9 @@ def connected_host(now: float = 0.0, config: LinkConfig | None = None) -> tuple[
     host = Link(Role.HOST, config, HOST_SESSION)
     (hello,) = frames(host.data_to_send(now))
     assert hello.message == HostHello(1, HOST_SESSION)
-    host.receive(encode_frame(DeviceInfo.from_identity(TEST_IDENTITY, SHOE_SESSION)), now)
-    assert [type(e) for e in host.poll(now)] == [LinkUp]
+    outputs = host.receive(encode_frame(DeviceInfo.from_identity(TEST_IDENTITY, SHOE_SESSION)), now)
+    assert [type(e) for e in outputs] == [LinkUp]
+    assert host.poll(now) == []
     return host, initial_sequence(HOST_SESSION, SHOE_SESSION)
 
 
@@ -114,8 +115,8 @@ def test_retransmission_backs_off_exponentially_up_to_the_cap_then_the_link_is_l
     while now < 20 and lost_at is None:
         now = round(now + 0.01, 2)
         # The peer is alive (heartbeats) but never acknowledges the message.
-        host.receive(encode_frame(Heartbeat(0), 0, first_seq), now)
-        if any(isinstance(event, LinkLost) for event in host.poll(now)):
+        outputs = host.receive(encode_frame(Heartbeat(0), 0, first_seq), now) + host.poll(now)
+        if any(isinstance(event, LinkLost) for event in outputs):
             lost_at = now
         for frame in frames(host.data_to_send(now)):
             if frame.reliable:
@@ -288,18 +289,17 @@ def test_sequence_numbers_wrap_around(host_session: int, shoe_session: int) -> N
 
 def test_version_mismatch_is_answered_with_a_clear_error() -> None:
     shoe = Link(Role.SHOE, None, SHOE_SESSION, TEST_IDENTITY)
-    shoe.receive(encode_frame(HostHello(2, HOST_SESSION)), 0.0)
+    (event,) = shoe.receive(encode_frame(HostHello(2, HOST_SESSION)), 0.0)
     (reply,) = frames(shoe.data_to_send(0.0))
     assert isinstance(reply.message, ErrorReport)
     assert reply.message.code is ErrorCode.UNSUPPORTED_VERSION and "1" in reply.message.detail
     assert not shoe.is_up
-    (event,) = shoe.poll(0.0)
     assert isinstance(event, ProtocolError) and event.code is ErrorCode.UNSUPPORTED_VERSION
 
     host = Link(Role.HOST, None, HOST_SESSION)
     host.data_to_send(0.0)
     info = DeviceInfo.from_identity(TEST_IDENTITY, SHOE_SESSION)
-    host.receive(
+    (event,) = host.receive(
         encode_frame(
             DeviceInfo(
                 2,
@@ -318,7 +318,6 @@ def test_version_mismatch_is_answered_with_a_clear_error() -> None:
         ),
         0.1,
     )
-    (event,) = host.poll(0.1)
     assert isinstance(event, ProtocolError) and not host.is_up
 
 
@@ -341,10 +340,10 @@ def test_refused_reliable_frame_is_acknowledged_reported_and_skipped() -> None:
     )
     bad_card = cobs_encode(body + crc32(body).to_bytes(4, "little")) + b"\x00"
     following = encode_frame(card(2), (seq + 1) & 0xFFFF, reliable=True)
-    assert host.receive(bad_card + bad_card + following, 0.1) == [card(2)]
-    (event,) = host.poll(0.1)
+    event, delivered = host.receive(bad_card + bad_card + following, 0.1)
+    assert delivered == card(2)
     assert isinstance(event, ProtocolError) and event.code is ErrorCode.BAD_PAYLOAD
-    assert "rank" in event.detail and not event.from_peer
+    assert "rank" in event.detail and not event.from_peer and event.seq == seq
     replies = frames(host.data_to_send(0.1))
     assert [f.message.code for f in replies if isinstance(f.message, ErrorReport)] == [
         ErrorCode.BAD_PAYLOAD
@@ -354,10 +353,9 @@ def test_refused_reliable_frame_is_acknowledged_reported_and_skipped() -> None:
 
 def test_peer_error_report_becomes_an_event() -> None:
     host, _ = connected_host()
-    host.receive(
+    assert host.receive(
         encode_frame(ErrorReport(ErrorCode.UNSUPPORTED_COMMAND, "no beeper"), 0, None), 0.1
-    )
-    assert host.poll(0.1) == [ProtocolError(ErrorCode.UNSUPPORTED_COMMAND, "no beeper", True)]
+    ) == [ProtocolError(ErrorCode.UNSUPPORTED_COMMAND, "no beeper", True)]
 
 
 def test_data_before_the_handshake_is_not_delivered_and_the_shoe_asks_for_hello() -> None:
@@ -392,3 +390,50 @@ def test_shoe_link_needs_an_identity_and_config_is_validated() -> None:
         match=r"window must be 1..64.*link_timeout must be at least 2 x heartbeat_interval",
     ):
         LinkConfig(window=0, link_timeout=0.5)
+
+
+def _bad_card_frame(seq: int) -> bytes:
+    """A CRC-valid, reliable CardDrawn whose payload is invalid (confidence 101)."""
+    body = HEADER.pack(1, MessageType.CARD_DRAWN, 1, seq, 0, 9) + bytes.fromhex(
+        "010000000c01016500"
+    )
+    return cobs_encode(body + crc32(body).to_bytes(4, "little")) + b"\x00"
+
+
+def test_a_refused_frame_is_reported_before_the_messages_sent_after_it() -> None:
+    """Regression (review): the link handed out card N+1 from receive() and only later, from
+    poll(), the news that card N had been refused, so the table could take N+1 for N."""
+    host, seq = connected_host()
+    outputs = host.receive(
+        _bad_card_frame(seq) + encode_frame(card(2), (seq + 1) & 0xFFFF, reliable=True), 0.1
+    )
+    assert [type(item) for item in outputs] == [ProtocolError, CardDrawn]
+    assert outputs[0].seq == seq and outputs[1] == card(2)
+
+
+def test_a_refused_frame_that_arrives_early_is_reported_at_its_place_in_sequence() -> None:
+    host, seq = connected_host()
+    early = host.receive(
+        _bad_card_frame((seq + 1) & 0xFFFF)
+        + encode_frame(card(3), (seq + 2) & 0xFFFF, reliable=True),
+        0.1,
+    )
+    assert early == []  # both wait for seq, which was lost
+    outputs = host.receive(encode_frame(card(1), seq, reliable=True), 0.2)
+    assert [type(item) for item in outputs] == [CardDrawn, ProtocolError, CardDrawn]
+    assert outputs[0] == card(1) and outputs[2] == card(3)
+    assert outputs[1].seq == (seq + 1) & 0xFFFF
+
+
+def test_link_events_and_messages_share_one_ordered_stream() -> None:
+    """A restart seen in the same read as the restarted peer's first card comes first."""
+    host, _ = connected_host()
+    new_shoe = 0x0BADF00D
+    new_seq = initial_sequence(HOST_SESSION, new_shoe)
+    outputs = host.receive(
+        encode_frame(DeviceInfo.from_identity(TEST_IDENTITY, new_shoe))
+        + encode_frame(card(9), new_seq, reliable=True),
+        0.1,
+    )
+    assert [type(item) for item in outputs] == [PeerRestarted, CardDrawn]
+    assert outputs[0].peer.session_id == new_shoe

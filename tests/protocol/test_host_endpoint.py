@@ -1,0 +1,62 @@
+"""The host end of the link with the commit rule (``HostEndpoint``), without threads."""
+
+from __future__ import annotations
+
+from firmware_protocol.cobs import cobs_encode
+from firmware_protocol.codec import HEADER, Frame, FrameDecoder, encode_frame
+from firmware_protocol.crc import crc32
+from firmware_protocol.link import Link, LinkUp, ProtocolError, Role, initial_sequence
+from firmware_protocol.messages import Ack, CardDrawn, DeviceInfo, MessageType, Sensor
+from firmware_protocol.testing import TEST_IDENTITY
+from shoe_controller.device import HostEndpoint
+
+HOST, SHOE = 0x0A0B0C0D, 0x11223344
+ISN = initial_sequence(HOST, SHOE)
+
+
+def card(counter: int) -> CardDrawn:
+    return CardDrawn(counter, 12, 1, Sensor.OPTICAL_PRIMARY, 97, False)
+
+
+def unreadable(seq: int) -> bytes:
+    body = HEADER.pack(1, MessageType.CARD_DRAWN, 1, seq, 0, 9) + bytes.fromhex(
+        "010000000c01016500")  # confidence 101
+    return cobs_encode(body + crc32(body).to_bytes(4, "little")) + b"\x00"
+
+
+def connected() -> HostEndpoint:
+    endpoint = HostEndpoint(Link(Role.HOST, None, HOST))
+    endpoint.data_to_send(0.0)
+    endpoint.receive(encode_frame(DeviceInfo.from_identity(TEST_IDENTITY, SHOE)), 0.0)
+    assert isinstance(endpoint.take(), LinkUp)
+    endpoint.commit()
+    return endpoint
+
+
+def acks(data: bytes) -> list[int]:
+    return [f.ack_number for f in FrameDecoder().feed(data) if isinstance(f, Frame)
+            and f.ack_number is not None]
+
+
+def test_a_refused_card_comes_out_before_the_card_after_it_and_is_acknowledged_last() -> None:
+    endpoint = connected()
+    endpoint.receive(unreadable(ISN) + encode_frame(card(2), ISN + 1, reliable=True), 0.1)
+    first = endpoint.take()
+    assert isinstance(first, ProtocolError) and first.seq == ISN
+    assert endpoint.data_to_send(0.1) == b""  # the refusal is not journalled yet
+    endpoint.commit()
+    second = endpoint.take()
+    assert second == card(2)
+    assert endpoint.data_to_send(0.1) == b""  # nor is card 2
+    endpoint.commit()
+    assert acks(endpoint.data_to_send(0.1)) == [ISN + 2]
+
+
+def test_link_events_need_no_commit() -> None:
+    endpoint = HostEndpoint(Link(Role.HOST, None, HOST))
+    endpoint.data_to_send(0.0)
+    endpoint.receive(encode_frame(DeviceInfo.from_identity(TEST_IDENTITY, SHOE)), 0.0)
+    assert endpoint.may_send  # a LinkUp acknowledges nothing to the shoe
+    assert isinstance(endpoint.take(), LinkUp)
+    endpoint.receive(encode_frame(Ack(), 0, ISN), 0.1)
+    assert endpoint.may_send and endpoint.take() is None
