@@ -53,3 +53,14 @@ class ProtocolViolation(ShoeError, ValueError):
 
 class TableSystemError(ShoeError):
     """The table-system reporter failed in a way it cannot recover from by reconnecting."""
+
+
+class SupervisorHeldOffError(ShoeError, PermissionError):
+    """Too many wrong PINs: this try was refused without checking the PIN.
+
+    ``retry_after``: seconds until a try from the same client for the same id is checked again.
+    """
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

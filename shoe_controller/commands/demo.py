@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 from shoe_controller.cards import new_shoe
-from shoe_controller.config import load_run_config
+from shoe_controller.config import LOG_LEVELS, load_run_config
 from shoe_controller.display.console import Console
 from shoe_controller.logs import setup_logging
+from shoe_controller.web.binding import add_http_options, http_from_args
 
 
 def _non_negative(text: str) -> float:
@@ -39,10 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--misread-rate", type=float, default=0.0,
                         help="share of cards the shoe cannot read (a supervisor is needed)")
     parser.add_argument("--journal", type=Path, help="keep the journal here (default: temporary)")
-    parser.add_argument("--http", metavar="HOST:PORT",
-                        help="also serve the dealer display, e.g. 127.0.0.1:8080 (try --pace 0.3)")
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
-                        default="warning")
+    add_http_options(parser, example="8080 --pace 0.3")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from simulators.shoe import ShoeRunner, SimulatedShoe
     from simulators.shoe_model import ShoeModel
 
+    http = http_from_args(args)  # an unsafe --http stops here, before anything starts
     setup_logging(False, args.log_level)
     profile = load_profile(args.profile)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"software shoe on {pty.slave_path}; journal {journal}")
         started = time.monotonic()
         with ShoeRunner(shoe, pty.device_side), running_table(config) as controller, services(
-            controller, http=args.http
+            controller, http=http
         ) as extras:
             console = Console(progress=True, shoe_cards=len(cards))
             controller.listeners.append(console)

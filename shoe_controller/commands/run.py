@@ -11,12 +11,20 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import sys
 import threading
 from pathlib import Path
 
-from shoe_controller.config import load_run_config
+from shoe_controller.config import (
+    DURABILITIES,
+    LOG_LEVELS,
+    TABLE_DOWN_POLICIES,
+    durability_warning,
+    load_run_config,
+)
 from shoe_controller.display.console import Console
 from shoe_controller.logs import setup_logging
+from shoe_controller.web.binding import add_http_options, http_from_args
 
 log = logging.getLogger("shoe_controller.run")
 
@@ -32,21 +40,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shoes", type=int, help="exit after N finished shoes")
     parser.add_argument("--log-json", action="store_true", default=None,
                         help="logs as one JSON object a line on stderr")
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    parser.add_argument("--durability", choices=["full", "normal"],
+    parser.add_argument("--log-level", choices=LOG_LEVELS)
+    parser.add_argument("--durability", choices=DURABILITIES,
                         help="journal fsync policy (full: fsync every record; default)")
     parser.add_argument("--quiet", action="store_true", help="no prompts on stdout")
     parser.add_argument("--table-url", help="the table system: ws://HOST:PORT/PATH or wss://...")
     parser.add_argument("--table-token", help="token the controller authenticates with")
     parser.add_argument("--table-key-file", type=Path,
                         help="file holding the HMAC key shared with the table system")
-    parser.add_argument("--table-down-policy", choices=["keep-dealing", "stop-after-round"],
+    parser.add_argument("--table-down-policy", choices=TABLE_DOWN_POLICIES,
                         help="while the table system is unreachable: keep dealing on the own "
                         "betting window (default) or stop once the round is over")
     parser.add_argument("--console", action="store_true",
                         help="accept supervisor commands on stdin (clear, void, enter, end)")
-    parser.add_argument("--http", metavar="HOST:PORT",
-                        help="serve the dealer display and read-only API, e.g. 127.0.0.1:8080")
+    add_http_options(parser)
     parser.add_argument("--camera", metavar="SOURCE",
                         help="camera fallback for misread cards: camera index, video file or URL")
     parser.add_argument("--deck", help="enrolled deck the camera reads (shoe vision enroll)")
@@ -64,26 +71,24 @@ def run(args: argparse.Namespace) -> int:
         "table_token": args.table_token, "table_key_file": args.table_key_file,
         "table_down_policy": args.table_down_policy,
     })
+    http = http_from_args(args)  # an unsafe --http stops here, before the journal is opened
     setup_logging(config.log_json, config.log_level)
+    if (warning := durability_warning(config)) is not None:
+        log.warning(warning, extra={"durability": config.durability})
     from shoe_controller.table.runtime import running_table, services
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     with running_table(config) as controller, services(
-        controller, http=args.http, camera=args.camera, deck=args.deck, models=args.models,
-        cross_check=args.camera_cross_check,
+        controller, http=http, camera=args.camera, deck=args.deck,
+        models=args.models, cross_check=args.camera_cross_check,
+        console=sys.stdin if args.console else None,
     ) as extras:
         console = None
         if not args.quiet:
             console = Console()
             controller.listeners.append(console)
-        if args.console:
-            import sys
-
-            from shoe_controller.display.supervisor_console import SupervisorConsole
-
-            SupervisorConsole(controller, sys.stdin).start()
         log.info("table running", extra={"device": config.device, "profile": config.profile,
                                           "journal": str(config.journal)})
         controller.run(extras.should_stop(stop.is_set), shoes=config.shoes)

@@ -1,12 +1,19 @@
 """A supervisor's commands typed at the controller's terminal (``shoe run --console``).
 
-Until the web panel exists this is how a pit supervisor clears a latched error at the table:
+Beside the web panel, this is how a pit supervisor clears a latched error at the table:
 
     clear alice            void alice [reason]      enter alice QS      end alice
 
-The PIN is asked without echo; a wrong PIN is refused and logged. Commands are handed to the
-controller's thread with :meth:`TableController.supervisor`, so they are journalled in order
-with everything else.
+The PIN is asked without echo. Commands go to the controller's thread through
+:meth:`TableController.supervisor` with the client ``"console"``, so the console's wrong PINs
+are limited by the same access guard as the web panel's (:mod:`shoe_controller.access`), and
+actions are journalled in order with everything else. After each command the console waits
+briefly for the table's decision and prints it: done, refused (and why), or still queued.
+
+When its input ends (stdin closed, the service started without a terminal) it says so once,
+on stdout and in the log, and stops reading: the table runs on, and the web panel still
+works. Any other failure of its thread is kept and re-raised by :meth:`check`, which the
+owner calls in its loop (``Services.should_stop``), so it never dies silently.
 """
 
 from __future__ import annotations
@@ -14,9 +21,10 @@ from __future__ import annotations
 import getpass
 import logging
 import threading
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from shoe_controller.access import CONSOLE_CLIENT, SupervisorHeldOffError
 from shoe_controller.errors import ShoeError
 from shoe_controller.table.controller import TableController
 
@@ -24,6 +32,14 @@ log = logging.getLogger("shoe_controller.supervisor")
 
 COMMANDS = {"clear": "clear", "void": "void_round", "enter": "enter_card", "end": "end_shoe"}
 HELP = "commands: clear ID | void ID [reason] | enter ID CARD | end ID | help"
+WAIT_SECONDS = 2.0
+"""How long the console waits for the table's decision before saying "queued"."""
+STOPPED = ("supervisor console: input ended ({why}): typed supervisor commands are no longer "
+           "read; the table runs on (use the web panel, or restart with a terminal)")
+
+
+class SupervisorConsoleError(ShoeError, RuntimeError):
+    """The supervisor console's thread failed (re-raised to the owner by ``check()``)."""
 
 
 def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
@@ -45,16 +61,36 @@ def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
     return COMMANDS[verb], supervisor, None, " ".join(args[1:])
 
 
-class SupervisorConsole:
-    """Reads commands from ``stream`` in a daemon thread until end of input."""
+def describe(ticket: Any) -> str:
+    """One line for a :class:`~shoe_controller.table.controller.SupervisorTicket`."""
+    what = f"{ticket.action} by {ticket.supervisor}"
+    if ticket.status != "journalled":
+        return (f"{what}: queued, not yet journalled: the table applies it in order; it is "
+                "lost if the controller stops first")
+    if not ticket.accepted:
+        return f"{what}: REFUSED by the table: {ticket.message} (journalled as tried)"
+    return f"{what}: done (journal record {ticket.record})" + (
+        f": {ticket.message}" if ticket.message else "")
 
-    def __init__(self, controller: TableController, stream: TextIO,
+
+class SupervisorConsole:
+    """Reads commands from ``stream`` in a daemon thread until the end of its input.
+
+    ``ask_pin`` asks for a PIN (``getpass``; ``EOFError`` counts as the end of input),
+    ``out`` prints a line; ``wait`` is how long to wait for the table's decision.
+    """
+
+    def __init__(self, controller: TableController, stream: Iterable[str],
                  ask_pin: Callable[[str], str] = getpass.getpass,
-                 out: Callable[[str], None] = print) -> None:
+                 out: Callable[[str], None] = print, *, wait: float = WAIT_SECONDS) -> None:
         self.controller = controller
         self.stream = stream
         self.ask_pin = ask_pin
         self.out = out
+        self.wait = wait
+        self.ended: str | None = None
+        self._error: BaseException | None = None
+        self._closed = False
         self.thread = threading.Thread(target=self._run, name="supervisor-console", daemon=True)
 
     def start(self) -> SupervisorConsole:
@@ -63,17 +99,57 @@ class SupervisorConsole:
         return self
 
     def handle(self, line: str) -> None:
+        """Carry out one command line (refusals are printed, not raised)."""
         try:
             parsed = parse_command(line)
             if parsed is None:
                 return
             action, supervisor, card, reason = parsed
             pin = self.ask_pin(f"PIN for {supervisor}: ")
-            self.controller.supervisor(action, supervisor, pin, card=card, reason=reason)
-            self.out(f"{action} queued for {supervisor}")
+            ticket = self.controller.supervisor(action, supervisor, pin, card=card,
+                                                reason=reason, client=CONSOLE_CLIENT)
+        except SupervisorHeldOffError as exc:
+            self.out(f"refused: {exc}")
+            return
         except ShoeError as exc:
             self.out(str(exc))
+            return
+        ticket.wait(self.wait)
+        self.out(describe(ticket))
 
     def _run(self) -> None:
-        for line in self.stream:
-            self.handle(line)
+        try:
+            for line in self.stream:
+                if self._closed:
+                    return
+                self.handle(line)
+            self._end("end of input")
+        except EOFError:
+            self._end("end of input while asking for a PIN")
+        except BaseException as exc:
+            self._error = exc
+            log.error("supervisor console failed: %s", exc, exc_info=exc)
+            self.out(f"supervisor console failed: {exc}")
+
+    def _end(self, why: str) -> None:
+        if self._closed:
+            return
+        self.ended = why
+        message = STOPPED.format(why=why)
+        self.out(message)
+        log.warning(message, extra={"reason": why})
+
+    # ------------------------------------------------------------------ owner side
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def check(self) -> None:
+        """Re-raise a failure of the console's thread (the end of its input is not one)."""
+        if self._error is not None:
+            raise SupervisorConsoleError(
+                f"supervisor console failed: {self._error}") from self._error
+
+    def close(self) -> None:
+        """Stop handling lines (idempotent; a thread blocked reading stdin stays a daemon)."""
+        self._closed = True

@@ -8,7 +8,13 @@ Browsers get the whole display state pushed over server-sent events (``/api/stre
 of updates is coalesced into one push, and a slow browser skips states rather than queueing them.
 
 Supervisor actions go the other way through :meth:`TableController.supervisor` (thread-safe;
-it checks the PIN and the table journals the action with the supervisor's id).
+its access guard, :mod:`shoe_controller.access`, shared with the console, checks the PIN and
+limits wrong ones per client address, and the table journals the action with the supervisor's
+id). The action endpoint then waits (up to :data:`ACTION_WAIT_SECONDS`, in FastAPI's worker
+threads, never on the event loop) for the table's decision and answers with it: 200 done,
+409 refused by the table, 202 still queued.
+
+Where it listens, TLS and the ``Host`` check: :mod:`shoe_controller.web.binding`.
 
 :func:`start_web` is the one entry point: call it from the controller's thread before
 ``controller.run()`` so the history it rebuilds from the journal and the live updates join up.
@@ -17,27 +23,42 @@ it checks the PIN and the table journals the action with the supervisor's id).
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import logging
+import math
 import socket
+import ssl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Self
 
-from fastapi import FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi import FastAPI, HTTPException, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from shoe_controller import __version__
-from shoe_controller.config import check_pin
+from shoe_controller.access import SupervisorHeldOffError
 from shoe_controller.errors import ShoeError
 from shoe_controller.games.baccarat.profile import Profile
-from shoe_controller.table.controller import SupervisorAuthError, TableController, Update
+from shoe_controller.table.controller import (
+    SupervisorAuthError,
+    SupervisorTicket,
+    TableController,
+    Update,
+)
 from shoe_controller.table.history import replay_journal
 from shoe_controller.web import schema
+from shoe_controller.web.binding import (
+    LOCAL_NAMES,
+    HostCheck,
+    HttpSettings,
+    HttpSettingsError,
+    http_settings,
+    parse_http,
+)
 from shoe_controller.web.state import Ingest, TableHistory, compute_odds
 
 log = logging.getLogger("shoe_controller.web")
@@ -45,9 +66,8 @@ log = logging.getLogger("shoe_controller.web")
 STATIC = Path(__file__).with_name("static")
 PING_SECONDS = 5.0
 """A ping event this often lets the page tell a live screen from a frozen one."""
-LOGIN_FAILURES = 5
-LOGIN_WINDOW = 300.0
-"""At most LOGIN_FAILURES wrong PINs per supervisor id within LOGIN_WINDOW seconds."""
+ACTION_WAIT_SECONDS = 2.0
+"""How long an action request waits for the table's decision before answering "queued"."""
 START_TIMEOUT = 10.0
 
 
@@ -135,44 +155,55 @@ class Hub:
         self._changed.set()
 
 
-class LoginGuard:
-    """Counts wrong PINs per supervisor id; refuses further tries for a while after too many."""
-
-    def __init__(self, clock: Any = time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._failures: dict[str, collections.deque[float]] = collections.defaultdict(
-            collections.deque)
-
-    def blocked(self, supervisor: str) -> bool:
-        with self._lock:
-            failures = self._failures[supervisor]
-            while failures and failures[0] < self._clock() - LOGIN_WINDOW:
-                failures.popleft()
-            return len(failures) >= LOGIN_FAILURES
-
-    def failed(self, supervisor: str) -> None:
-        with self._lock:
-            self._failures[supervisor].append(self._clock())
-
-    def succeeded(self, supervisor: str) -> None:
-        with self._lock:
-            self._failures.pop(supervisor, None)
+def client_of(request: Request) -> str:
+    """The client a supervisor try is counted against: the TCP peer's address (proxy headers
+    are not trusted: uvicorn runs with ``proxy_headers=False``)."""
+    return request.client.host if request.client is not None else "unknown"
 
 
-def create_app(hub_ref: WebServer, controller: TableController) -> FastAPI:
-    """The FastAPI application; ``hub_ref.hub`` is read on the loop only."""
+def outcome_of(ticket: SupervisorTicket) -> dict[str, Any]:
+    """The ``ActionOutcome`` document for a ticket, as it stands now."""
+    base = {"api_version": schema.API_VERSION, "supervisor": ticket.supervisor,
+            "action": ticket.action, "record": ticket.record}
+    if ticket.status != "journalled":
+        return {**base, "status": "queued", "accepted": None, "message": (
+            "queued, not yet journalled: the table applies it in order with everything else; "
+            "a queued action is lost if the controller stops before it is journalled")}
+    return {**base, "status": "journalled", "accepted": bool(ticket.accepted),
+            "message": ticket.message}
+
+
+async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
+    """422 for a body or query that does not fit the schema. FastAPI's own handler echoes the
+    raw input back and fails (500) on a body that is not UTF-8: say where and why, never
+    echo the input (it may hold a PIN, and it may not be text)."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    detail = [{"loc": [str(part) for part in error.get("loc", ())],
+               "msg": str(error.get("msg", "")), "type": str(error.get("type", ""))}
+              for error in errors]
+    return JSONResponse(status_code=422, content={"detail": detail or "invalid request"})
+
+
+def create_app(hub_ref: WebServer, controller: TableController,
+               allowed_hosts: frozenset[str] | None = None) -> FastAPI:
+    """The FastAPI application; ``hub_ref.hub`` is read on the loop only. ``allowed_hosts``:
+    the names the ``Host`` header may give (``binding.HostCheck``); ``None``: the local ones."""
     app = FastAPI(
         title="Shoe controller table API",
-        version=__version__,
+        version=str(schema.API_VERSION),
         description=(
             "Read-only state of the live table (dealer view, rounds, roads, recall, exact "
             "odds of the remaining shoe) and the PIN-protected supervisor actions. "
-            "`/api/stream` pushes the whole `State` document as server-sent events."),
+            "`/api/stream` pushes the whole `State` document as server-sent events. "
+            f"API version {schema.API_VERSION} (changes: `shoe_controller/web/schema.py`); "
+            f"shoe controller {__version__}."),
         docs_url=None, redoc_url=None, openapi_url="/openapi.json",
     )
+    app.add_middleware(HostCheck, allowed=allowed_hosts if allowed_hosts is not None
+                       else LOCAL_NAMES)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    guard = LoginGuard()
+    access = controller.access
 
     def history() -> TableHistory:
         return hub_ref.hub.history
@@ -241,41 +272,65 @@ def create_app(hub_ref: WebServer, controller: TableController) -> FastAPI:
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    def held_off(exc: SupervisorHeldOffError) -> HTTPException:
+        return HTTPException(429, str(exc),
+                             headers={"Retry-After": str(max(1, math.ceil(exc.retry_after)))})
+
     @app.post("/api/supervisor/login", response_model=schema.Accepted, tags=["supervisor"],
               responses={403: {"description": "unknown id or wrong PIN"},
-                         429: {"description": "too many wrong PINs; wait"}})
-    def login(body: schema.Login) -> Any:
-        """Check a supervisor's PIN (unlocks the panel; every action is checked again)."""
-        if guard.blocked(body.supervisor):
-            raise HTTPException(429, "too many wrong PINs: wait five minutes")
-        stored = controller.supervisors.get(body.supervisor)
-        if stored is None or not check_pin(stored, body.pin):
-            guard.failed(body.supervisor)
-            log.warning("supervisor panel: wrong id or PIN", extra={"supervisor": body.supervisor})
+                         429: {"description": "too many wrong PINs from this client (or, "
+                               "briefly, at this table): wait `Retry-After` seconds"}})
+    def login(body: schema.Login, request: Request) -> Any:
+        """Check a supervisor's PIN (unlocks the panel; every action is checked again).
+
+        Wrong PINs are limited per client address and id, per client and table-wide
+        (docs/config.md, Supervisor access); the PIN check runs in a worker thread."""
+        try:
+            ok = access.verify(body.supervisor, body.pin, client_of(request))
+        except SupervisorHeldOffError as exc:
+            raise held_off(exc) from exc
+        if not ok:
             raise HTTPException(403, "unknown supervisor id or wrong PIN")
-        guard.succeeded(body.supervisor)
         return {"accepted": True, "supervisor": body.supervisor}
 
-    @app.post("/api/supervisor/action", response_model=schema.Accepted, status_code=202,
-              tags=["supervisor"],
-              responses={400: {"description": "bad action or card code"},
-                         403: {"description": "unknown id or wrong PIN"},
-                         429: {"description": "too many wrong PINs; wait"}})
-    def action(body: schema.Action) -> Any:
-        """Queue a supervisor action; the table journals it with the supervisor's id."""
-        if guard.blocked(body.supervisor):
-            raise HTTPException(429, "too many wrong PINs: wait five minutes")
+    @app.post("/api/supervisor/action", response_model=schema.ActionOutcome, tags=["supervisor"],
+              responses={
+                  200: {"description": "journalled and carried out by the table"},
+                  202: {"model": schema.ActionOutcome,
+                        "description": "queued, not yet journalled: applied in order; lost if "
+                        "the controller stops first"},
+                  400: {"description": "bad action or card code"},
+                  403: {"description": "unknown id or wrong PIN"},
+                  409: {"model": schema.ActionOutcome,
+                        "description": "journalled, but the table refused it (`message` says "
+                        "why, e.g. 'cannot clear yet: card 12 was not read: ...')"},
+                  429: {"description": "too many wrong PINs; wait `Retry-After` seconds"}})
+    def action(body: schema.Action, request: Request, response: Response) -> Any:
+        """Do a supervisor action and say what the table decided.
+
+        The PIN is checked, the action handed to the table, and the answer waits up to
+        2 s for the table to journal it: 200 (`status` journalled, `accepted` true), 409
+        (journalled, `accepted` false, the table's reason in `message`) or 202 (`status`
+        queued). Runs in a worker thread, never on the event loop."""
         try:
-            controller.supervisor(body.action, body.supervisor, body.pin,
-                                  card=body.card or None, reason=body.reason)
+            ticket = controller.supervisor(body.action, body.supervisor, body.pin,
+                                           card=body.card or None, reason=body.reason,
+                                           client=client_of(request))
+        except SupervisorHeldOffError as exc:
+            raise held_off(exc) from exc
         except SupervisorAuthError as exc:
-            guard.failed(body.supervisor)
             raise HTTPException(403, str(exc)) from exc
         except ShoeError as exc:
             raise HTTPException(400, str(exc)) from exc
-        log.info("supervisor %s: %s", body.supervisor, body.action,
-                 extra={"supervisor": body.supervisor, "action": body.action})
-        return {"accepted": True, "supervisor": body.supervisor, "action": body.action}
+        ticket.wait(ACTION_WAIT_SECONDS)
+        outcome = outcome_of(ticket)
+        response.status_code = (202 if outcome["status"] == "queued"
+                                else 200 if outcome["accepted"] else 409)
+        log.info("supervisor %s: %s: %s%s", body.supervisor, body.action, outcome["status"],
+                 "" if outcome["accepted"] is not False else f" but refused: {ticket.message}",
+                 extra={"supervisor": body.supervisor, "action": body.action,
+                        "status": outcome["status"], "accepted": outcome["accepted"]})
+        return outcome
 
     return app
 
@@ -286,28 +341,40 @@ class WebServer:
 
     hub: Hub
 
-    def __init__(self, controller: TableController, host: str, port: int, *,
+    def __init__(self, controller: TableController, settings: HttpSettings, *,
                  profile: Profile) -> None:
         self.controller = controller
         self.profile = profile
+        self.settings = settings
         self._error: BaseException | None = None
         self._closed = False
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
+        context = _tls_context(settings)  # a bad certificate fails before anything listens
+        host, port = settings.host, settings.port
         self._odds_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-odds")
         try:
             self._sock = socket.create_server((host, port))
         except OSError as exc:
+            self._odds_pool.shutdown(wait=False)
             raise WebServerError(f"web display: cannot listen on {host}:{port}: {exc}") from exc
         bound = self._sock.getsockname()
-        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        self.url = f"http://{shown}:{bound[1]}/"
+        self.url = f"{'https' if context else 'http'}://{settings.url_host}:{bound[1]}/"
         self._history = self._rebuild_history()
         import uvicorn
 
-        self._server = uvicorn.Server(uvicorn.Config(
-            create_app(self, controller), log_level="warning", access_log=False,
-            lifespan="off", timeout_graceful_shutdown=2))
+        config = uvicorn.Config(
+            create_app(self, controller, settings.allowed), log_level="warning",
+            access_log=False, lifespan="off", timeout_graceful_shutdown=2,
+            # The client address is what wrong PINs are counted against: never let a
+            # request choose it with X-Forwarded-For (uvicorn trusts 127.0.0.1 by default).
+            proxy_headers=False, server_header=False,
+            ssl_certfile=None if context is None else str(settings.cert_file),
+            ssl_keyfile=None if context is None else str(settings.key_file))
+        config.load()
+        if context is not None:
+            config.ssl = context  # ours: TLS 1.2 at least
+        self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="web-display", daemon=True)
 
     def _rebuild_history(self) -> TableHistory:
@@ -411,22 +478,44 @@ class WebServer:
         self.close()
 
 
-def start_web(controller: TableController, host: str, port: int, *,
-              profile: Profile) -> WebServer:
+def _tls_context(settings: HttpSettings) -> ssl.SSLContext | None:
+    """The server's TLS context from ``settings`` (None without TLS); a clear error if the
+    certificate or key cannot be used."""
+    if settings.cert_file is None or settings.key_file is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(settings.cert_file, settings.key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise WebServerError(
+            f"web display: cannot use certificate {settings.cert_file} with key "
+            f"{settings.key_file}: {getattr(exc, 'strerror', None) or exc}") from exc
+    return context
+
+
+def start_web(controller: TableController, host: str, port: int, *, profile: Profile,
+              cert_file: Path | str | None = None, key_file: Path | str | None = None,
+              hosts: tuple[str, ...] = (), insecure: bool = False) -> WebServer:
     """Serve the dealer display, supervisor panel and API on ``host:port`` (0: any free port).
 
-    Call from the controller's thread before ``controller.run()``. Returns the running
-    :class:`WebServer` (``.url``, ``.check()``, ``.failed``, idempotent ``.close()``).
+    HTTPS with ``cert_file`` and ``key_file`` (PEM). A host that is not a loopback one needs
+    them, or ``insecure=True``; requests must name ``host``, a local name or one of ``hosts``
+    (:mod:`shoe_controller.web.binding`). Call from the controller's thread before
+    ``controller.run()``. Returns the running :class:`WebServer` (``.url``, ``.check()``,
+    ``.failed``, idempotent ``.close()``). Raises ``HttpSettingsError`` (a ``ConfigError``)
+    for an unsafe or impossible combination, :class:`WebServerError` if it cannot start.
     """
-    return WebServer(controller, host, port, profile=profile).start()
+    settings = http_settings((host, port), cert_file=cert_file, key_file=key_file,
+                             hosts=hosts, insecure=insecure)
+    return serve(controller, settings, profile=profile)
 
 
-def parse_http(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``--http``) -> (host, port); IPv6 as ``[::1]:8080``."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535 or not host:
-        raise WebServerError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
-    return host.strip("[]"), int(port)
+def serve(controller: TableController, settings: HttpSettings, *,
+          profile: Profile) -> WebServer:
+    """:func:`start_web` for validated settings (``RunConfig.http_settings()``)."""
+    return WebServer(controller, settings, profile=profile).start()
 
 
-__all__ = ["WebServer", "WebServerError", "create_app", "parse_http", "start_web"]
+__all__ = ["ACTION_WAIT_SECONDS", "HttpSettingsError", "WebServer", "WebServerError",
+           "create_app", "parse_http", "serve", "start_web"]

@@ -1,11 +1,23 @@
 """The JSON API's documents as pydantic models: they validate what the API serves and give
-the OpenAPI description (``/openapi.json``, rendered offline at ``/api/docs``)."""
+the OpenAPI description (``/openapi.json``, rendered offline at ``/api/docs``).
+
+The API is versioned by :data:`API_VERSION` (OpenAPI ``info.version``); a change an
+integrator must act on raises it and is listed here:
+
+* 1: the first API.
+* 2: ``POST /api/supervisor/action`` answers with what the table decided (:class:`ActionOutcome`):
+  200 journalled and done, 409 journalled but refused (``message`` says why), 202 still queued;
+  it used to answer 202 ``Accepted`` whatever the table made of it. Wrong PINs answer 429 with
+  ``Retry-After`` once a client has had too many (no longer per typed id alone).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+API_VERSION = 2
 
 
 class Latched(BaseModel):
@@ -155,6 +167,26 @@ class Action(Login):
 
 
 class Accepted(BaseModel):
+    """The answer to a login: the PIN is right (the panel unlocks)."""
+
     accepted: bool
     supervisor: str
     action: str | None = None
+
+
+class ActionOutcome(BaseModel):
+    """What became of a supervisor action (``POST /api/supervisor/action``)."""
+
+    api_version: int = Field(API_VERSION, description="this document's API version")
+    status: Literal["journalled", "queued"] = Field(
+        description="journalled: in the journal, the table has decided (HTTP 200 or 409); "
+        "queued: handed to the table but not journalled within 2 s (HTTP 202): it is applied "
+        "in order, and lost if the controller stops before that")
+    accepted: bool | None = Field(
+        description="journalled: whether the table carried it out; queued: null")
+    message: str = Field(
+        description="the table's reason for a refusal (e.g. 'cannot clear yet: card 12 was "
+        "not read: enter it, or void the round'), what it did, or what queued means")
+    supervisor: str
+    action: str
+    record: int | None = Field(description="the journal record's number, once journalled")

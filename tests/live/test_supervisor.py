@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from shoe_controller.access import Limits, SupervisorHeldOffError
 from shoe_controller.errors import CardCodeError, ShoeError
 from shoe_controller.table.controller import SupervisorAuthError
 
@@ -31,10 +32,12 @@ def test_wrong_pin_or_unknown_supervisor_is_refused_and_journals_nothing(tmp_pat
         live.step_until(lambda: live.controller.table.alarm == "latched", "an irregularity")
         before = live.records()
         attempts = [
-            ("clear", SUPERVISOR, "0000", SupervisorAuthError),
+            ("clear", SUPERVISOR, "000000", SupervisorAuthError),
+            ("clear", SUPERVISOR, PIN[:4], SupervisorAuthError),  # too short, however right
             ("clear", SUPERVISOR, "", SupervisorAuthError),
             ("clear", "mallory", PIN, SupervisorAuthError),
-            ("end_shoe", "mallory", "0000", SupervisorAuthError),
+            ("end_shoe", "mallory", "000000", SupervisorAuthError),
+            ("void_round", "table-system", PIN, SupervisorAuthError),  # reserved
             ("reboot", SUPERVISOR, PIN, ShoeError),  # no such action
         ]
         for action, who, pin, error in attempts:
@@ -102,3 +105,20 @@ def test_end_shoe_early_is_journalled_with_who_did_it(tmp_path: Path) -> None:
                             "reason": "shoe ended early"}
         assert lines[-1] == {"type": "shoe_end", "rounds": 1, "cards_used": counter}
         assert export(live.journal_path) == lines
+
+
+def test_a_client_held_off_journals_nothing_and_another_client_still_acts(
+        tmp_path: Path) -> None:
+    with live_table(tmp_path, CARDS, mistakes=f"forced-pull@{PLAN.card(1, 1)}") as live:
+        live.step_until(lambda: live.controller.table.alarm == "latched", "an irregularity")
+        before = live.records()
+        for _ in range(Limits().pair_failures):
+            with pytest.raises(SupervisorAuthError):
+                live.controller.supervisor("clear", SUPERVISOR, "000000", client="203.0.113.9")
+        with pytest.raises(SupervisorHeldOffError, match="too many wrong PINs") as held:
+            live.controller.supervisor("clear", SUPERVISOR, PIN, client="203.0.113.9")
+        assert isinstance(held.value, PermissionError) and PIN not in str(held.value)
+        live.step_for(0.1)
+        assert live.records() == before and live.controller.table.alarm == "latched"
+        resolve(live, "clear")  # alice at the table: another client, not held off
+        assert [r.actor for r in live.records() if r.actor] == [SUPERVISOR]

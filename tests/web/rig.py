@@ -11,13 +11,15 @@ look at the page after every card.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import http.client
 import json
 import random
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +35,12 @@ from shoe_controller.transports.memory import memory_pair
 from shoe_controller.web.app import WebServer, start_web
 from simulators.dealer import VirtualDealer, parse_mistakes
 from simulators.shoe import ShoeRunner, SimulatedShoe
-from simulators.shoe_model import CardOut, ShoeModel
+from simulators.shoe_model import CardOut, ShoeModel, ShoeOutput
 
 PROFILE = "punto-banco-1d"
 CUT_CARD = 14
 SUPERVISOR = "alice"
-PIN = "1234"
+PIN = "123456"
 PIN_HASH = hash_pin(PIN, salt=b"web-display-tests", iterations=MIN_PIN_ITERATIONS)
 LINK = LinkConfig(retransmit_timeout=0.03, retransmit_timeout_max=0.3, heartbeat_interval=0.1,
                   link_timeout=1.0, hello_interval=0.05)
@@ -51,6 +53,23 @@ class OneShoeDealer(VirtualDealer):
 
     def _watch_shuffle(self, view: Any) -> list[Any]:
         return []
+
+
+class MisreadingShoeModel(ShoeModel):
+    """The software shoe's model, whose scanner cannot read the cards at ``misread_at``
+    (reported as misreads; the true card stays in ``drawn``)."""
+
+    def __init__(self, cards: Sequence[Card], *, misread_at: Sequence[int] = (),
+                 **kwargs: Any) -> None:
+        self.misread_at = set(misread_at)
+        super().__init__(cards, **kwargs)
+
+    def pull(self, *, forced: bool = False) -> list[ShoeOutput]:
+        outputs = super().pull(forced=forced)
+        for index, output in enumerate(outputs):
+            if isinstance(output, CardOut) and output.counter in self.misread_at:
+                outputs[index] = self.drawn[-1] = dataclasses.replace(output, misread=True)
+        return outputs
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
@@ -111,6 +130,38 @@ class WebTable:
         with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=5) as response:
             return json.loads(response.read())
 
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None, *,
+                headers: dict[str, str] | None = None,
+                source: str | None = None) -> tuple[int, dict[str, str], Any]:
+        """One request with ``http.client``: any headers (``Host`` too), from the local
+        address ``source`` (e.g. 127.0.0.2: another client on the loopback). Returns
+        (status, headers, body as JSON or text)."""
+        host, port = self.web._sock.getsockname()[:2]
+        connection = http.client.HTTPConnection(
+            host, port, timeout=15, source_address=None if source is None else (source, 0))
+        sent = dict(headers or {})
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            sent.setdefault("Content-Type", "application/json")
+        try:
+            connection.putrequest(method, path, skip_host="Host" in sent)
+            for name, value in sent.items():
+                connection.putheader(name, value)
+            if data is not None:
+                connection.putheader("Content-Length", str(len(data)))
+            connection.endheaders(data)
+            response = connection.getresponse()
+            raw = response.read()
+            answer_headers = {k.lower(): v for k, v in response.getheaders()}
+        finally:
+            connection.close()
+        try:
+            parsed: Any = json.loads(raw)
+        except ValueError:
+            parsed = raw.decode("utf-8", "replace")
+        return response.status, answer_headers, parsed
+
     def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         request = urllib.request.Request(
             self.url.rstrip("/") + path, data=json.dumps(body).encode(), method="POST",
@@ -125,13 +176,16 @@ class WebTable:
 @contextlib.contextmanager
 def web_table(tmp_path: Path, cards: list[Card], *, auto_pull: bool = False,
               mistakes: str = "", betting_seconds: float = 0.05,
-              shoes: int | None = None) -> Iterator[WebTable]:
+              shoes: int | None = None, misread_at: Sequence[int] = (),
+              **web_options: Any) -> Iterator[WebTable]:
     """The whole stack running: shoe thread, controller thread (until ``shoes`` shoes are
-    finished, if given), web server thread."""
+    finished, if given), web server thread. ``web_options`` go to :func:`start_web`
+    (``hosts``, ``cert_file``, ``key_file``)."""
     dealer_class = OneShoeDealer if shoes == 1 else VirtualDealer
     dealer = dealer_class(auto_pull=auto_pull, mistakes=parse_mistakes(mistakes),
                           button_delay=0.01 if auto_pull else NEVER)
-    sim = SimulatedShoe(ShoeModel(cards, cut_card=CUT_CARD), dealer=dealer, link_config=LINK,
+    model = MisreadingShoeModel(cards, cut_card=CUT_CARD, misread_at=misread_at)
+    sim = SimulatedShoe(model, dealer=dealer, link_config=LINK,
                         rng=random.Random(7), announce_loaded=True)
     host, device = memory_pair()
     journal = tmp_path / "journal.sqlite"
@@ -144,7 +198,8 @@ def web_table(tmp_path: Path, cards: list[Card], *, auto_pull: bool = False,
     with ShoeRunner(sim, device) as runner:
         conn = ShoeConnection(host, link_config=LINK, session_id=0x2001)
         with running_table(config, connection=conn) as controller:
-            web = start_web(controller, "127.0.0.1", 0, profile=load_profile(PROFILE))
+            web = start_web(controller, "127.0.0.1", 0, profile=load_profile(PROFILE),
+                            **web_options)
             stop = threading.Event()
             errors: list[BaseException] = []
 

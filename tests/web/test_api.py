@@ -13,11 +13,13 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
+from shoe_controller.access import Limits
 from shoe_controller.cards import Card, new_shoe
 from shoe_controller.games.baccarat.odds import exact_odds, remaining
 from shoe_controller.games.baccarat.profile import load_profile
 from shoe_controller.table.history import export_lines
-from shoe_controller.web.app import LOGIN_FAILURES, WebServerError, parse_http, start_web
+from shoe_controller.web.app import WebServerError, start_web
+from shoe_controller.web.binding import HttpSettingsError, parse_http
 from shoe_controller.web.roads import RoundMark, roads
 
 from .rig import PIN, PROFILE, SUPERVISOR, WebTable, web_table
@@ -120,6 +122,18 @@ def test_openapi_documents_the_api(played: WebTable) -> None:
                  "/api/shoes", "/api/stream", "/api/supervisor/action"):
         assert path in api["paths"], path
     assert "State" in api["components"]["schemas"]
+    assert api["info"]["version"] == "2"
+    # What an action answers: the table's decision, each code with its document.
+    answers = api["paths"]["/api/supervisor/action"]["post"]["responses"]
+    assert set(answers) == {"200", "202", "400", "403", "409", "422", "429"}
+    for code in ("200", "202", "409"):
+        schema_ref = answers[code]["content"]["application/json"]["schema"]["$ref"]
+        assert schema_ref.endswith("/ActionOutcome"), code
+    outcome = api["components"]["schemas"]["ActionOutcome"]
+    assert set(outcome["required"]) >= {"status", "accepted", "message", "supervisor", "action"}
+    assert outcome["properties"]["status"]["enum"] == ["journalled", "queued"]
+    assert "refused" in answers["409"]["description"]
+    assert "lost if the controller stops" in answers["202"]["description"]
     with urllib.request.urlopen(played.url + "api/docs", timeout=5) as response:
         assert b"openapi.json" in response.read()
 
@@ -138,10 +152,26 @@ def test_supervisor_endpoints_check_the_pin_and_the_input(played: WebTable) -> N
     status, body = played.post("/api/supervisor/action", {
         "supervisor": SUPERVISOR, "pin": PIN, "action": "enter_card", "card": "ZZ"})
     assert status == 400
-    # Too many wrong PINs for one id: refused for a while, even with the right PIN.
-    for _ in range(LOGIN_FAILURES):
+    # Too many wrong PINs from this client for one id: refused for a while, unchecked.
+    for _ in range(Limits().pair_failures):
         assert played.post("/api/supervisor/login", {"supervisor": "bob", "pin": "1"})[0] == 403
-    assert played.post("/api/supervisor/login", {"supervisor": "bob", "pin": "1"})[0] == 429
+    status, headers, body = played.request(
+        "POST", "/api/supervisor/login", {"supervisor": "bob", "pin": "1"})
+    assert status == 429 and "too many wrong PINs" in body["detail"]
+    assert 0 < int(headers["retry-after"]) <= Limits().pair_window
+    # ... for that id only, and only from this client.
+    assert played.post("/api/supervisor/login", {"supervisor": SUPERVISOR, "pin": PIN})[0] == 200
+
+
+def test_an_action_the_table_has_not_journalled_yet_is_said_to_be_queued(
+        played: WebTable) -> None:
+    """The controller of this fixture has stopped (shoe finished): nothing is journalled."""
+    status, body = played.post("/api/supervisor/action",
+                               {"supervisor": SUPERVISOR, "pin": PIN, "action": "end_shoe"})
+    assert status == 202
+    assert body["status"] == "queued" and body["accepted"] is None and body["record"] is None
+    assert "applies it in order" in body["message"]
+    assert "lost if the controller stops" in body["message"]
 
 
 def test_a_restarted_display_rebuilds_the_shoes_from_the_journal(played: WebTable) -> None:
@@ -164,6 +194,9 @@ def test_a_taken_port_is_a_clear_error(played: WebTable) -> None:
 def test_parse_http() -> None:
     assert parse_http("127.0.0.1:8080") == ("127.0.0.1", 8080)
     assert parse_http("[::1]:0") == ("::1", 0)
-    for bad in ("8080", "host:", ":80", "host:99999", "host:http"):
-        with pytest.raises(WebServerError, match="HOST:PORT"):
+    assert parse_http("8080") == ("127.0.0.1", 8080)  # loopback unless a host is named
+    assert parse_http(":80") == ("127.0.0.1", 80)
+    assert parse_http("dealer-7.lan:8443") == ("dealer-7.lan", 8443)
+    for bad in ("host:", "host:99999", "host:http", "", "::1:80", "[::1:80", "[]:80"):
+        with pytest.raises(HttpSettingsError, match="PORT"):
             parse_http(bad)

@@ -125,7 +125,7 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
         page.screenshot(path=str(artifacts / "dealer-error.png"))
 
         # Read-only without the PIN: a wrong PIN leaves the actions hidden.
-        unlock_panel(page, "9999")
+        unlock_panel(page, "999999")
         expect(page.get_by_test_id("panel-message")).to_contain_text("wrong PIN")
         expect(page.get_by_test_id("actions")).to_be_hidden()
         assert supervisor_records(table.journal, "clear") == []
@@ -137,6 +137,9 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
         expect(page.get_by_test_id("who")).to_have_text(SUPERVISOR)
         page.get_by_test_id("act-clear").click()
         expect(error).to_be_hidden()
+        expect(page.get_by_test_id("panel-message")).to_contain_text(
+            "Clear error: done (journalled as alice)")
+        expect(page.get_by_test_id("panel-message")).to_have_attribute("data-kind", "good")
         expect(page.get_by_test_id("sup-log")).to_contain_text("alice: irregularity_cleared")
         records = supervisor_records(table.journal, "clear")
         assert len(records) == 1 and records[0].actor == SUPERVISOR
@@ -181,3 +184,71 @@ def test_page_says_when_it_loses_the_controller(tmp_path: Path, page: Page) -> N
         expect(page.get_by_test_id("prompt")).to_have_text("Burn: turn the first card face up")
         table.web.close()
         expect(page.get_by_test_id("offline")).to_be_visible()
+
+
+def test_the_panel_says_when_the_table_refuses_an_action(tmp_path: Path, page: Page,
+                                                         artifacts: Path) -> None:
+    """Reported: "Clear error" with an unread card pending showed green "Clear error: sent
+    (journalled as alice)"; the table's refusal was only small grey text."""
+    with web_table(tmp_path, CARDS, misread_at=(3,)) as table:
+        page.goto(table.url)
+        expect(page.get_by_test_id("prompt")).to_have_text("Burn: turn the first card face up")
+        while table.controller.view.due == "burn":
+            table.pull()
+        table.wait(lambda: table.controller.view.due == "player", "betting to close")
+        out = table.pull()  # card 3: its face is not read
+        expect(page.get_by_test_id("error")).to_be_visible()
+        unlock_panel(page, PIN)
+        expect(page.get_by_test_id("actions")).to_be_visible()
+        page.get_by_test_id("act-clear").click()
+        message = page.get_by_test_id("panel-message")
+        expect(message).to_have_text(
+            "Clear error refused by the table: cannot clear yet: card 3 was not read: enter "
+            "it, or void the round (journalled as tried by alice)")
+        expect(message).to_have_attribute("data-kind", "bad")
+        expect(message).to_have_css("color", "rgb(255, 107, 107)")
+        page.screenshot(path=str(artifacts / "panel-refused.png"))
+        page.get_by_test_id("card-code").fill(out.card.code)
+        page.get_by_test_id("act-enter").click()
+        expect(message).to_have_text("Enter card: done (journalled as alice)")
+        expect(message).to_have_attribute("data-kind", "good")
+        expect(page.get_by_test_id("error")).to_be_hidden()
+
+
+def test_text_from_the_server_is_never_taken_as_markup(tmp_path: Path, page: Page) -> None:
+    """Reported: bet names from a profile were written into the page as HTML. Every place the
+    page puts server text is fed a document full of markup; none of it may become elements."""
+    with web_table(tmp_path, CARDS) as table:
+        page.goto(table.url)
+        expect(page.get_by_test_id("prompt")).to_have_text("Burn: turn the first card face up")
+        evil = '<img src=x id="evil" onerror="window.pwned=1">'
+        page.evaluate("""(evil) => {
+          const hand = (cards) => ({ cards, total: 1 });
+          const round = { shoe: 1, round: 7, cards: [], player: hand(["AS", evil + "S"]),
+            banker: hand(["2H"]), result: { outcome: evil, natural: false, player_total: 1,
+            banker_total: 2 }, void: null, irregularities: [evil] };
+          const cell = { col: 0, row: 0, value: evil, streak: 0, depth: 0, ties: evil,
+            player_pair: true, banker_pair: true, natural: false };
+          render({
+            version: 99, profile: evil,
+            view: { state: evil, alarm: "latched", prompt: evil, level: "error", detail: evil,
+              exit_locked: true, lights: [], round: evil, cards_dealt: 0, due: evil,
+              latched: [{ kind: evil, prompt: evil, remedy: evil, detail: evil, card: null,
+                counter: null, round: null }], lid_open: false, link_up: true },
+            round, previous_round: null,
+            stats: { shoe: evil, rounds: evil, banker: 0, player: 0, tie: 0, naturals: 0,
+              player_pairs: evil, banker_pairs: 0, cards_left: evil },
+            roads: { rows: 6, bead_plate: [cell], big_road: { cells: [cell], leading_ties: 0,
+              streaks: [] }, big_eye_boy: [cell], small_road: [cell], cockroach_pig: [cell] },
+            recall: [round],
+            odds: { shoe: 1, after_round: evil, error: null, cards_left: evil, outcomes: {},
+              bets: [{ bet: evil, description: evil, house_edge: 0.01, player_edge: true,
+                win: 0, push: 0 }] },
+            supervisor_log: [{ supervisor: evil, type: evil, kind: evil, reason: evil }],
+          });
+        }""", evil)
+        assert page.locator("#evil").count() == 0
+        assert page.evaluate("window.pwned") is None
+        expect(page.get_by_test_id("odds")).to_contain_text(evil)
+        expect(page.get_by_test_id("recall")).to_contain_text(evil)
+        expect(page.get_by_test_id("profile")).to_have_text(evil)

@@ -1,8 +1,20 @@
 // Dealer display: renders the State document pushed over server-sent events (/api/stream).
 // Plain JavaScript, no build step, nothing loaded from the internet (the dealer PC may be offline).
+// Text from the server (bet names from a profile, card codes, reasons) is never parsed as HTML:
+// it goes in with textContent, or through esc() inside the SVG markup of the roads.
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
+const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const esc = (value) => String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+const num = (value) => (Number.isFinite(Number(value)) ? Number(value) : 0);
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props || {});
+  node.append(...children.filter((c) => c !== null && c !== undefined && c !== ""));
+  return node;
+}
 const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const COLORS = { B: "#e5383b", P: "#2f7de1", T: "#2fb344", red: "#e5383b", blue: "#2f7de1" };
 const STALE_MS = 12000;  // the server pings every 5 s; silence this long means a dead link
@@ -55,12 +67,12 @@ function render(s) {
 }
 
 function cardElement(code, third) {
-  const el = document.createElement("div");
   const suit = code.slice(-1), rank = code.slice(0, -1);
-  el.className = "card" + (suit === "H" || suit === "D" ? " red" : "") + (third ? " third" : "");
-  el.dataset.card = code;
-  el.innerHTML = `<span class="rank">${rank === "T" ? "10" : rank}</span><span class="suit">${SUITS[suit] || suit}</span>`;
-  return el;
+  const card = el("div", { className: "card" + (suit === "H" || suit === "D" ? " red" : "") + (third ? " third" : "") },
+    el("span", { className: "rank", textContent: rank === "T" ? "10" : rank }),
+    el("span", { className: "suit", textContent: SUITS[suit] || suit }));
+  card.dataset.card = code;
+  return card;
 }
 
 function renderHand(name, hand, due) {
@@ -118,8 +130,8 @@ function board(svg, cells, size, cols, rows, draw) {
   for (let j = 0; j <= rows; j++) out += `<line x1="0" y1="${j * size}" x2="${w}" y2="${j * size}" stroke="#d0d0c8"/>`;
   for (const c of cells) {
     if (c.col < offset) continue;
-    const cx = (c.col - offset + 0.5) * size, cy = (c.row + 0.5) * size;
-    out += `<g data-col="${c.col}" data-row="${c.row}" data-value="${c.value}">${draw(c, cx, cy, size / 2 - 1.5)}</g>`;
+    const cx = (num(c.col) - offset + 0.5) * size, cy = (num(c.row) + 0.5) * size;
+    out += `<g data-col="${num(c.col)}" data-row="${num(c.row)}" data-value="${esc(c.value)}">${draw(c, cx, cy, size / 2 - 1.5)}</g>`;
   }
   svg.setAttribute("width", w); svg.setAttribute("height", h);
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
@@ -127,24 +139,26 @@ function board(svg, cells, size, cols, rows, draw) {
   svg.innerHTML = out;
 }
 
+// Colours come from COLORS only (an unknown value draws grey), text through esc().
+const color = (value) => COLORS[value] || "#888";
 const drawBead = (c, x, y, r) => {
-  let g = `<circle cx="${x}" cy="${y}" r="${r}" fill="${COLORS[c.value]}"/>` +
-    `<text x="${x}" y="${y + r * 0.4}" font-size="${r * 1.1}" text-anchor="middle" fill="#fff" font-weight="bold">${c.value}</text>`;
+  let g = `<circle cx="${x}" cy="${y}" r="${r}" fill="${color(c.value)}"/>` +
+    `<text x="${x}" y="${y + r * 0.4}" font-size="${r * 1.1}" text-anchor="middle" fill="#fff" font-weight="bold">${esc(c.value)}</text>`;
   if (c.banker_pair) g += `<circle cx="${x - r * 0.7}" cy="${y - r * 0.7}" r="${r * 0.28}" fill="${COLORS.B}" stroke="#fff"/>`;
   if (c.player_pair) g += `<circle cx="${x + r * 0.7}" cy="${y + r * 0.7}" r="${r * 0.28}" fill="${COLORS.P}" stroke="#fff"/>`;
   return g;
 };
 const drawBig = (c, x, y, r) => {
-  let g = `<circle cx="${x}" cy="${y}" r="${r - 1}" fill="none" stroke="${COLORS[c.value]}" stroke-width="3"/>`;
+  let g = `<circle cx="${x}" cy="${y}" r="${r - 1}" fill="none" stroke="${color(c.value)}" stroke-width="3"/>`;
   if (c.ties) {
     g += `<line x1="${x - r}" y1="${y + r}" x2="${x + r}" y2="${y - r}" stroke="${COLORS.T}" stroke-width="3"/>`;
-    if (c.ties > 1) g += `<text x="${x}" y="${y + r * 0.4}" font-size="${r * 1.1}" text-anchor="middle" fill="${COLORS.T}" font-weight="bold">${c.ties}</text>`;
+    if (c.ties > 1) g += `<text x="${x}" y="${y + r * 0.4}" font-size="${r * 1.1}" text-anchor="middle" fill="${COLORS.T}" font-weight="bold">${num(c.ties)}</text>`;
   }
   return g;
 };
-const drawEye = (c, x, y, r) => `<circle cx="${x}" cy="${y}" r="${r - 0.5}" fill="none" stroke="${COLORS[c.value]}" stroke-width="2"/>`;
-const drawSmall = (c, x, y, r) => `<circle cx="${x}" cy="${y}" r="${r}" fill="${COLORS[c.value]}"/>`;
-const drawRoach = (c, x, y, r) => `<line x1="${x - r}" y1="${y + r}" x2="${x + r}" y2="${y - r}" stroke="${COLORS[c.value]}" stroke-width="2.5"/>`;
+const drawEye = (c, x, y, r) => `<circle cx="${x}" cy="${y}" r="${r - 0.5}" fill="none" stroke="${color(c.value)}" stroke-width="2"/>`;
+const drawSmall = (c, x, y, r) => `<circle cx="${x}" cy="${y}" r="${r}" fill="${color(c.value)}"/>`;
+const drawRoach = (c, x, y, r) => `<line x1="${x - r}" y1="${y + r}" x2="${x + r}" y2="${y - r}" stroke="${color(c.value)}" stroke-width="2.5"/>`;
 
 function renderRoads(roads) {
   const rows = roads.rows;
@@ -166,14 +180,14 @@ function pct(x) { return (x * 100).toFixed(3) + "%"; }
 
 function renderOdds(odds) {
   const body = $('[data-testid="odds"] tbody');
-  if (!odds) { body.innerHTML = ""; $('[data-testid="odds-asof"]').textContent = ""; return; }
+  if (!odds) { body.replaceChildren(); $('[data-testid="odds-asof"]').textContent = ""; return; }
   $('[data-testid="odds-asof"]').textContent = odds.error
     ? odds.error : `after round ${odds.after_round}, ${odds.cards_left} cards left`;
   body.replaceChildren(...odds.bets.map((b) => {
-    const tr = document.createElement("tr");
+    const tr = el("tr", { className: b.player_edge ? "player-edge" : "" },
+      el("td", { textContent: b.bet + (b.player_edge ? " \u2014 PLAYER EDGE" : "") }),
+      el("td", { className: "edge", textContent: pct(b.house_edge) }));
     tr.dataset.bet = b.bet;
-    if (b.player_edge) tr.className = "player-edge";
-    tr.innerHTML = `<td>${b.bet}${b.player_edge ? " \u2014 PLAYER EDGE" : ""}</td><td class="edge">${pct(b.house_edge)}</td>`;
     return tr;
   }));
 }
@@ -181,12 +195,12 @@ function renderOdds(odds) {
 function renderRecall(recall) {
   const list = $('[data-testid="recall"]');
   list.replaceChildren(...recall.slice().reverse().map((r) => {
-    const li = document.createElement("li");
-    li.value = r.round;
     const hands = `P ${r.player.cards.join(" ")} (${r.player.total ?? "-"})  B ${r.banker.cards.join(" ")} (${r.banker.total ?? "-"})`;
-    const what = r.void ? "VOID" : r.result.outcome.toUpperCase();
-    li.innerHTML = `${hands} <b class="o-${r.void ? "void" : r.result.outcome}">${what}</b>` +
-      (r.irregularities.length ? ` <i>${r.irregularities.join(", ")}</i>` : "");
+    const outcome = r.void ? "void" : String(r.result.outcome);
+    const li = el("li", { value: r.round }, hands + " ",
+      el("b", { className: "o-" + outcome, textContent: outcome.toUpperCase() }),
+      r.irregularities.length ? " " : null,
+      r.irregularities.length ? el("i", { textContent: r.irregularities.join(", ") }) : null);
     return li;
   }));
 }
@@ -205,10 +219,13 @@ function renderSupervisorLog(entries) {
 let credentials = null;
 let idleTimer = null;
 
-function message(text, good) {
-  const el = $("#panel-message");
-  el.textContent = text;
-  el.className = "panel-message " + (good ? "good" : "bad");
+// The panel's main message says what the table decided: green done, red refused or failed,
+// amber queued (handed over, not yet journalled).
+function message(text, kind) {
+  const box = $("#panel-message");
+  box.textContent = text;
+  box.className = "panel-message " + (kind === true ? "good" : kind === false ? "bad" : kind);
+  box.dataset.kind = kind === true ? "good" : kind === false ? "bad" : kind;
 }
 
 function lockPanel() {
@@ -223,15 +240,27 @@ function touchPanel() {
   idleTimer = setTimeout(() => { lockPanel(); message("Locked after two idle minutes", true); }, PANEL_IDLE_MS);
 }
 
-async function post(path, body) {
+// Resolves to { status, data } for the answers the caller handles (2xx and those in `handled`),
+// throws an Error carrying the server's reason for any other.
+async function post(path, body, handled = []) {
   const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   let data = {};
   try { data = await response.json(); } catch (e) { /* no body */ }
-  if (!response.ok) {
+  if (!response.ok && !handled.includes(response.status)) {
     const detail = typeof data.detail === "string" ? data.detail : `refused (${response.status})`;
     throw new Error(detail);
   }
-  return data;
+  return { status: response.status, data };
+}
+
+function outcomeMessage(label, who, outcome) {
+  if (outcome.status === "queued") {
+    return [`${label}: queued, not yet journalled. The table applies it in order; it is lost if the controller stops first.`, "warn"];
+  }
+  if (!outcome.accepted) {
+    return [`${label} refused by the table: ${outcome.message} (journalled as tried by ${who})`, false];
+  }
+  return [`${label}: done (journalled as ${who})` + (outcome.message ? `: ${outcome.message}` : ""), true];
 }
 
 $("#open-panel").addEventListener("click", () => { $("#panel").hidden = false; touchPanel(); });
@@ -241,7 +270,7 @@ $("#lock").addEventListener("click", () => { lockPanel(); message("Locked", true
 $("#login").addEventListener("submit", async (e) => {
   e.preventDefault();
   const body = { supervisor: $("#sup-id").value.trim(), pin: $("#sup-pin").value };
-  message("Checking...", true);
+  message("Checking...", "pending");
   try {
     await post("/api/supervisor/login", body);
     credentials = body;
@@ -263,10 +292,10 @@ for (const button of document.querySelectorAll(".act")) {
     if (action === "end_shoe" && !confirm("End this shoe now?")) return;
     touchPanel();
     const body = { ...credentials, action, reason: $("#reason").value, card: $("#card").value.trim().toUpperCase() || null };
-    message("Sending...", true);
+    message("Sending...", "pending");
     try {
-      await post("/api/supervisor/action", body);
-      message(`${button.textContent}: sent (journalled as ${credentials.supervisor})`, true);
+      const answer = await post("/api/supervisor/action", body, [409]);
+      message(...outcomeMessage(button.textContent, credentials.supervisor, answer.data));
     } catch (err) {
       message(err.message, false);
     }
