@@ -81,6 +81,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mistake", action="append", default=[], metavar="KIND@N",
                         help="dealer mistake after N cards: extra-card, early-pull, "
                         "forced-pull, lid-open (repeat or separate with commas)")
+    parser.add_argument("--careless-reload", action="store_true",
+                        help="the dealer reloads on any lit SHUFFLE light, even a stale one "
+                        "(reproduces issue 20; default: only when asked after this shoe)")
     parser.add_argument("--faults", default="", metavar="SPEC",
                         help="wire faults, e.g. 'corrupt=0.01,drop_frame=0.005,seed=7'")
     parser.add_argument("--serial-number", default="SIM-0001", help="reported in DeviceInfo")
@@ -101,7 +104,8 @@ def shoe_cards(args: argparse.Namespace) -> list[Card]:
 
 def dealer_from_args(args: argparse.Namespace) -> VirtualDealer:
     plan = [m for text in args.mistake for m in parse_mistakes(text)]
-    return VirtualDealer(pace=args.pace, mistakes=plan, button_delay=args.button_delay)
+    return VirtualDealer(pace=args.pace, mistakes=plan, button_delay=args.button_delay,
+                         careless_reload=args.careless_reload)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,25 @@ How the dealer behaves (the heuristic, documented because table tests depend on 
   CONFIRM indicator, i.e. the round's result is shown) the dealer presses the button
   ``button_delay`` seconds later, once per request (the light must go off and on again for
   another press).
+- **A new shoe.** The dealer replaces the shoe as a careful dealer does: only when the host
+  asked for a new shoe *after* this one was loaded, with the exit locked, and only a shoe that
+  has been dealt from (a shoe nobody has drawn from yet is already fresh):
+
+  ==========================================  ==============================================
+  the SHUFFLE light ...                       the dealer
+  ==========================================  ==============================================
+  lit by the host after it had seen cards     loads a new shoe (once the exit is locked)
+  of this shoe (``shuffle_requested``)
+  left on from before this shoe was loaded    keeps dealing: the host has not caught up yet
+  lit by a host that had not seen this shoe   keeps dealing: the command crossed the shoe's
+  dealt from (a stale light)                  announcement, or the frame turning it off is
+                                              waiting for its retransmission
+  ==========================================  ==============================================
+
+  Which light is fresh is decided by the shoe, which knows what the host has acknowledged
+  (:class:`simulators.shoe.SimulatedShoe`). ``careless_reload=True`` keeps the old, careless
+  behaviour for tests that reproduce issue 20: any lit SHUFFLE (``shuffle_lit``) with the exit
+  locked after a card makes the dealer reload, even one card into a fresh shoe.
 - **Mistakes** follow a plan, so a test or a demo can reproduce them exactly. Each
   :class:`PlannedMistake` fires once, at the first step after ``after_card`` cards have been drawn
   (counting from the shoe being loaded) where its condition holds:
@@ -80,8 +99,11 @@ class TableView:
     is_empty: bool
     card_in_flight: bool
     confirm_requested: bool
-    #: The host lit SHUFFLE: it wants a freshly shuffled shoe.
+    #: The host asked for a freshly shuffled shoe after this one: SHUFFLE was lit by a host
+    #: that had already seen cards of the current shoe (a stale light does not count).
     shuffle_requested: bool = False
+    #: The SHUFFLE light is on, fresh or stale (all a careless dealer looks at).
+    shuffle_lit: bool = False
 
 
 def parse_mistakes(text: str) -> list[PlannedMistake]:
@@ -115,13 +137,16 @@ class VirtualDealer:
         button_delay: float = 0.2,
         lid_open_seconds: float = 1.0,
         auto_pull: bool = True,
+        careless_reload: bool = False,
     ) -> None:
+        """``careless_reload``: reload on any lit SHUFFLE, stale or not (issue 20's dealer)."""
         if pace < 0 or button_delay < 0 or lid_open_seconds < 0:
             raise ConfigError("dealer pace, button delay and lid-open time must not be negative")
         self.pace = pace
         self.button_delay = button_delay
         self.lid_open_seconds = lid_open_seconds
         self.auto_pull = auto_pull
+        self.careless_reload = careless_reload
         self.pending: list[PlannedMistake] = sorted(mistakes, key=lambda m: m.after_card)
         self.done: list[PlannedMistake] = []
         self._was_locked = True
@@ -182,7 +207,8 @@ class VirtualDealer:
 
     def _watch_shuffle(self, view: TableView) -> list[DealerAction]:
         # A shoe nobody has drawn from yet is already fresh: only a used shoe is replaced.
-        if view.shuffle_requested and view.exit_locked and view.counter > 0:
+        requested = view.shuffle_lit if self.careless_reload else view.shuffle_requested
+        if requested and view.exit_locked and view.counter > 0:
             return [DealerAction.LOAD_SHOE]
         return []
 

@@ -14,6 +14,19 @@ link's queue and are sent again when the link returns, in the same session or, a
 restart, in the new one (card and state messages carry over, ``Message.CARRY_OVER``). The exit
 also locks on power-up, on a host restart and on a reboot: only the host unlocks it.
 
+A request for a new shoe is judged fresh or stale (the SHUFFLE light, issue 20). The dealer
+reloads only when the host asked for a new shoe *after this one*: the shoe remembers, per load,
+whether a SetIndicators with SHUFFLE lit arrived when the host had already acknowledged a card
+drawn from this shoe (:meth:`SimulatedShoe.host_has_seen_this_shoe`). A light lit before the
+load, or lit by a host that had not yet seen this shoe dealt from, is stale:
+:attr:`TableView.shuffle_requested` stays false and only ``shuffle_lit`` shows the bulb. Why a
+card and not the SHOE_LOADED announcement: a frame carries the acknowledgement current when it
+is *sent*, not when its command was made, so a SetIndicators the host queued before it knew of
+the load can arrive acknowledging the announcement; but it can never arrive after the first
+card, which needs the host's unlock, sent after it and delivered in order after it. A
+SetIndicators without SHUFFLE withdraws the request; a load, a host restart and a reboot forget
+it.
+
 The shoe is thread-safe (one lock): a test may pull a card or open the lid from its own thread
 while a :class:`ShoeRunner` drives the shoe.
 """
@@ -94,13 +107,19 @@ def confirm_requested(lights: int, exit_locked: bool) -> bool:
     return exit_locked and bool(lights & Indicator.RESULT)
 
 
-def simulator_identity(serial_number: str = "SIM-0001") -> DeviceIdentity:
+def simulator_identity(serial_number: str = "SIM-0001", *,
+                       load_numbers: bool = True) -> DeviceIdentity:
+    """The software shoe's identity: every capability of revision 1.0, and LOAD_NUMBER
+    (revision 1.1) unless ``load_numbers`` is False (then it behaves as a 1.0 shoe)."""
+    capabilities = Capability(0xFF)
+    if load_numbers:
+        capabilities |= Capability.LOAD_NUMBER
     return DeviceIdentity(
         vendor="shoe-controller",
         model="Software Shoe",
         serial_number=serial_number,
         firmware_version=__version__,
-        capabilities=Capability(0xFF),
+        capabilities=capabilities,
     )
 
 
@@ -142,8 +161,10 @@ class SimulatedShoe:
         self.reboots = 0
         self._clock_set: tuple[int, float] | None = None
         self._last_now = 0.0
+        self._first_card: Message | None = None  # the first card drawn from the current load
+        self._shuffle_fresh = False  # SHUFFLE lit by a host that had seen this shoe dealt from
         if announce_loaded:
-            self._report([StateNotice(Notice.SHOE_LOADED, 0)], 0.0)
+            self._report([StateNotice(Notice.SHOE_LOADED, model.loads)], 0.0)
 
     # -- the sans-I/O surface --------------------------------------------------------------
 
@@ -151,9 +172,12 @@ class SimulatedShoe:
         """Feed bytes from the wire; host commands take effect at once."""
         with self._lock:
             self._last_now = now
-            for message in self.link.receive(data, now):
-                self.received.append(message)
-                self._handle_command(message, now)
+            for item in self.link.receive(data, now):
+                if isinstance(item, Message):
+                    self.received.append(item)
+                    self._handle_command(item, now)
+                else:
+                    self._on_link_event(item)
 
     def step(self, now: float) -> None:
         """Run the link's timers (heartbeat watchdog) and let the dealer act."""
@@ -162,7 +186,7 @@ class SimulatedShoe:
             for event in self.link.poll(now):
                 self._on_link_event(event)
             if self.dealer is not None:
-                for action in self.dealer.step(now, self._table_view()):
+                for action in self.dealer.step(now, self.table_view()):
                     self._apply(action, now)
 
     def data_to_send(self, now: float) -> bytes:
@@ -230,6 +254,28 @@ class SimulatedShoe:
                 fault=FaultCode.JAM if model.jammed else FaultCode.NONE,
             )
 
+    def table_view(self) -> TableView:
+        """What the dealer sees at the table now (see :class:`~simulators.dealer.TableView`)."""
+        with self._lock:
+            model = self.model
+            lit = bool(model.indicators & Indicator.SHUFFLE)
+            return TableView(
+                exit_locked=model.exit_locked,
+                counter=model.counter,
+                is_empty=model.is_empty,
+                card_in_flight=self.unacked_cards() > 0,
+                confirm_requested=confirm_requested(model.indicators, model.exit_locked),
+                shuffle_requested=lit and self._shuffle_fresh,
+                shuffle_lit=lit,
+            )
+
+    def host_has_seen_this_shoe(self) -> bool:
+        """Whether the host has acknowledged a card drawn from the current load: only then can
+        a SHUFFLE light it sends ask for a shoe *after* this one (see the module docstring)."""
+        with self._lock:
+            card = self._first_card
+            return card is not None and not any(m is card for m in self.link.pending_messages())
+
     def all_cards_acknowledged(self) -> bool:
         """Every card is out and the host acknowledged every card message."""
         with self._lock:
@@ -239,17 +285,6 @@ class SimulatedShoe:
 
     def _new_link(self) -> Link:
         return Link(Role.SHOE, self.link_config, self._rng.getrandbits(32), self.identity)
-
-    def _table_view(self) -> TableView:
-        model = self.model
-        return TableView(
-            exit_locked=model.exit_locked,
-            counter=model.counter,
-            is_empty=model.is_empty,
-            card_in_flight=self.unacked_cards() > 0,
-            confirm_requested=confirm_requested(model.indicators, model.exit_locked),
-            shuffle_requested=bool(model.indicators & Indicator.SHUFFLE),
-        )
 
     def _apply(self, action: DealerAction, now: float) -> None:
         match action:
@@ -277,7 +312,7 @@ class SimulatedShoe:
             self.model.set_exit_locked(True)
             # The old host's lights mean nothing now (a RESULT light left on would keep the
             # dealer from seeing the new host ask for confirmation); the new host resends its own.
-            self.model.set_indicators(0)
+            self._set_lights(0)
         elif isinstance(event, LinkUp):
             log.info("host connected (session %08x, resumed=%s)", event.peer_session, event.resumed)
 
@@ -285,10 +320,10 @@ class SimulatedShoe:
         match message:
             case SetExitLock(locked=locked, cards=cards, for_card=for_card):
                 if not self.model.set_exit_locked(locked, cards, for_card):
-                    log.info("unlock for card %d ignored: card %d has left since",
-                             for_card, self.model.counter)
+                    log.info("unlock for card %d ignored: the next card out is %d",
+                             for_card, self.model.counter + 1)
             case SetIndicators(lights=lights, beep_ms=beep_ms):
-                self.model.set_indicators(int(lights))
+                self._set_lights(int(lights))
                 if beep_ms:
                     self.beeps.append(beep_ms)
             case StatusRequest():
@@ -316,14 +351,35 @@ class SimulatedShoe:
             kept = [m for m in self.link.pending_messages() if m.CARRY_OVER]
             self.reboots += 1
             self.model.set_exit_locked(True)
-            self.model.set_indicators(0)
+            self._set_lights(0)
             self.link = self._new_link()
             for message in kept:
                 self.link.send(message, now)
 
+    def _set_lights(self, lights: int) -> None:
+        """Show the host's lights; note whether a SHUFFLE among them is a fresh request."""
+        if not lights & Indicator.SHUFFLE:
+            self._shuffle_fresh = False
+        elif not self._shuffle_fresh and self.host_has_seen_this_shoe():
+            self._shuffle_fresh = True
+        elif not self._shuffle_fresh and not self.model.indicators & Indicator.SHUFFLE:
+            log.info("SHUFFLE lit by a host that has not seen this shoe dealt from: not a "
+                     "request for a new one")
+        self.model.set_indicators(lights)
+
     def _report(self, outputs: list[ShoeOutput], now: float) -> None:
         for output in outputs:
-            self.link.send(_to_message(output), now)
+            if (isinstance(output, StateNotice) and output.notice is Notice.SHOE_LOADED
+                    and not self.identity.capabilities & Capability.LOAD_NUMBER):
+                output = StateNotice(Notice.SHOE_LOADED, 0)  # a revision 1.0 shoe
+            message = _to_message(output)
+            if isinstance(output, StateNotice) and output.notice is Notice.SHOE_LOADED:
+                # A new load: whatever SHUFFLE showed so far asked for a shoe before this one.
+                self._first_card = None
+                self._shuffle_fresh = False
+            elif isinstance(output, CardOut) and self._first_card is None:
+                self._first_card = message
+            self.link.send(message, now)
 
     def _clock_ms(self, now: float) -> int:
         if self._clock_set is None:

@@ -96,12 +96,15 @@ class ShoeModel:
         self.drawn: list[CardOut] = []
         self.cut_card: int | None = None
         self._cut_card_reported = False
+        self.loads = 0
+        """Loads in this shoe's life, the first included (a LOAD_NUMBER shoe reports it)."""
         self.load(cards, cut_card=cut_card)
 
     # -- loading --------------------------------------------------------------------------
 
     def load(self, cards: Sequence[Card], *, cut_card: int | None = None) -> list[ShoeOutput]:
-        """Load a fresh shoe: counter back to 0, exit locked. Returns the SHOE_LOADED notice."""
+        """Load a fresh shoe: counter back to 0, exit locked. Returns the SHOE_LOADED notice,
+        whose ``counter`` is the load number (1 for the first load)."""
         if cut_card is not None and not 0 <= cut_card <= len(cards):
             raise ValueError(
                 f"cut card position {cut_card} must be between 0 and the {len(cards)} cards loaded"
@@ -112,7 +115,8 @@ class ShoeModel:
         self._cut_card_reported = False
         self.exit_locked = True
         self._relock_after = 0
-        return [StateNotice(Notice.SHOE_LOADED, 0)]
+        self.loads += 1
+        return [StateNotice(Notice.SHOE_LOADED, self.loads)]
 
     # -- what the host commands -----------------------------------------------------------
 

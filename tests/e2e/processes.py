@@ -150,14 +150,33 @@ class ProcessKeeper:
         self.close()
 
 
+def announced_port(started: Started, timeout: float) -> int:
+    """The port in the ``TCP 127.0.0.1:PORT`` line a server prints first (``shoe sim --tcp``,
+    ``simulators.faulty_proxy``)."""
+    line = started.first_line(timeout)
+    kind, _, where = line.partition(" ")
+    host, _, port = where.rpartition(":")
+    assert kind == "TCP" and host == "127.0.0.1" and port.isdigit(), f"announced {line!r}"
+    return int(port)
+
+
 def start_sim(keeper: ProcessKeeper, *args: str, timeout: float = 20.0) -> tuple[Started, int]:
     """``shoe sim --tcp 127.0.0.1:0 ARGS``; returns the process and the port it announced."""
     sim = keeper.start(shoe_command("sim", "--tcp", "127.0.0.1:0", *args), "sim")
-    line = sim.first_line(timeout)
-    kind, _, where = line.partition(" ")
-    host, _, port = where.rpartition(":")
-    assert kind == "TCP" and host == "127.0.0.1" and port.isdigit(), f"sim announced {line!r}"
-    return sim, int(port)
+    return sim, announced_port(sim, timeout)
+
+
+def start_proxy(
+    keeper: ProcessKeeper, target_port: int, faults: str, *, timeout: float = 20.0
+) -> tuple[Started, int]:
+    """``python -m simulators.faulty_proxy`` from a free port to ``target_port`` with
+    ``faults``; returns the process and the port clients connect to."""
+    proxy = keeper.start(
+        [sys.executable, "-m", "simulators.faulty_proxy", "--listen", "127.0.0.1:0",
+         "--target", f"127.0.0.1:{target_port}", "--faults", faults],
+        "proxy",
+    )
+    return proxy, announced_port(proxy, timeout)
 
 
 def run_args(port: int, journal: Path, *extra: str) -> list[str]:
@@ -181,12 +200,18 @@ def run_args(port: int, journal: Path, *extra: str) -> list[str]:
     )
 
 
-def card_records(journal: Path) -> int:
-    """How many card records the journal holds (read-only: never touches the file)."""
+def journal_records(journal: Path, kind: str | None = None) -> int:
+    """How many records (of ``kind``, or all) the journal holds (read-only: never touches the
+    file)."""
     if not journal.exists():
         return 0
     with Journal(journal, readonly=True) as store:
-        return sum(1 for record in store.records() if record.kind == "card")
+        return sum(1 for record in store.records() if kind is None or record.kind == kind)
+
+
+def card_records(journal: Path) -> int:
+    """How many card records the journal holds (read-only: never touches the file)."""
+    return journal_records(journal, "card")
 
 
 def last_rounds(journal: Path, n: int = 3) -> str:

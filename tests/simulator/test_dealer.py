@@ -116,3 +116,23 @@ def test_lid_opened_mid_round_and_closed_again() -> None:
 def test_negative_pace_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         VirtualDealer(pace=-1)
+
+
+def shuffle_view(*, requested: bool, lit: bool, locked: bool = True, counter: int = 1) -> TableView:
+    return TableView(locked, counter, False, False, False, shuffle_requested=requested,
+                     shuffle_lit=lit)
+
+
+def test_careful_dealer_reloads_only_on_a_fresh_request_after_a_card_with_the_exit_locked() -> None:
+    dealer = VirtualDealer(auto_pull=False)
+    assert dealer.step(0.0, shuffle_view(requested=False, lit=True)) == []  # a stale light
+    assert dealer.step(0.0, shuffle_view(requested=True, lit=True, counter=0)) == []  # unused
+    assert dealer.step(0.0, shuffle_view(requested=True, lit=True, locked=False)) == []
+    assert dealer.step(0.0, shuffle_view(requested=True, lit=True)) == [DealerAction.LOAD_SHOE]
+
+
+def test_careless_dealer_reloads_on_any_lit_shuffle_light() -> None:
+    dealer = VirtualDealer(auto_pull=False, careless_reload=True)
+    assert dealer.step(0.0, shuffle_view(requested=False, lit=True)) == [DealerAction.LOAD_SHOE]
+    assert dealer.step(0.0, shuffle_view(requested=False, lit=True, counter=0)) == []
+    assert dealer.step(0.0, shuffle_view(requested=False, lit=False)) == []

@@ -118,7 +118,7 @@ def test_reload_starts_the_counter_again_and_locks() -> None:
     model = ShoeModel(FIVE)
     model.set_exit_locked(False)
     model.pull()
-    assert model.load(FIVE[:2]) == [StateNotice(Notice.SHOE_LOADED, 0)]
+    assert model.load(FIVE[:2]) == [StateNotice(Notice.SHOE_LOADED, 2)]  # the second load
     assert model.counter == 0 and model.exit_locked and model.remaining == 2
 
 

@@ -26,7 +26,8 @@ def parse(*argv: str):  # type: ignore[no-untyped-def]
 def test_defaults_and_options() -> None:
     args = parse("--tcp", "127.0.0.1:0")
     assert args.tcp == ("127.0.0.1", 0) and args.decks == 8 and args.cut_card == 14
-    assert args.pace == 0 and args.misread_rate == 0
+    assert args.pace == 0 and args.misread_rate == 0 and not args.careless_reload
+    assert parse("--tcp", "127.0.0.1:0", "--careless-reload").careless_reload
     args = parse("--pty", "--seed", "3", "--pace", "1.5", "--mistake", "extra-card@12",
                  "--mistake", "lid-open@40", "--faults", "corrupt=0.01,seed=2")
     assert args.pty and args.seed == 3 and args.pace == 1.5

@@ -49,13 +49,18 @@ class Bench:
         self.now += dt
         now = self.now
         to_shoe = self.host.data_to_send(now)
-        self.host_events += self.host.poll(now)
+        self._take(self.host.poll(now))
         if self.connected and to_shoe:
             self.shoe.receive(to_shoe, now)
         self.shoe.step(now)
         to_host = self.shoe.data_to_send(now)
         if self.connected and to_host:
-            self.got += self.host.receive(to_host, now)
+            self._take(self.host.receive(to_host, now))
+
+    def _take(self, outputs: list[object]) -> None:
+        """The host link's ordered output: messages to ``got``, link events to ``host_events``."""
+        for item in outputs:
+            (self.got if isinstance(item, Message) else self.host_events).append(item)
 
     def run_until(self, condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
         end = self.now + timeout
@@ -255,3 +260,96 @@ def test_same_seed_same_run(rate: float) -> None:
         return bench.got
 
     assert run() == run()
+
+
+# -- SHUFFLE: a request for a new shoe counts only if the host had seen this one (issue 20) ----
+
+
+def announced(cards: list[Card], dealer: VirtualDealer) -> Bench:
+    """A bench whose shoe announces SHOE_LOADED for the cards it powers up with (as
+    ``shoe sim`` does), with the link up."""
+    shoe = SimulatedShoe(ShoeModel(cards), dealer=dealer, rng=random.Random(1),
+                         announce_loaded=True)
+    bench = Bench(shoe)
+    bench.run_until(lambda: ShoeEvent.SHOE_LOADED in bench.states())
+    return bench
+
+
+def deal_one_card(bench: Bench) -> None:
+    """The host unlocks for the next card; the dealer takes it; the host acknowledges it."""
+    counter = bench.shoe.model.counter
+    bench.command(SetExitLock(False, cards=1, for_card=counter + 1))
+    bench.run_until(lambda: bench.shoe.model.counter == counter + 1
+                    and bench.shoe.unacked_cards() == 0)
+
+
+def loads(bench: Bench) -> int:
+    return bench.states().count(ShoeEvent.SHOE_LOADED)
+
+
+def test_a_shuffle_light_from_a_host_that_had_not_seen_the_shoe_dealt_from_is_stale() -> None:
+    bench = announced(parse_shoe("AS 2H 3D 4C"), VirtualDealer(pace=0))
+    # Issue 20: the host lit SHUFFLE ("load a shuffled shoe") before it took in SHOE_LOADED,
+    # then unlocked for the first burn card; the frame turning SHUFFLE off is still on its
+    # way. (The SetIndicators frame even acknowledges SHOE_LOADED: a frame carries the
+    # acknowledgement of when it is sent.)
+    bench.host.send(SetIndicators(Indicator.SHUFFLE), bench.now)
+    deal_one_card(bench)
+    assert not bench.shoe.table_view().shuffle_requested
+    for _ in range(50):
+        bench.step()
+    view = bench.shoe.table_view()
+    assert view.exit_locked and view.counter == 1 and view.shuffle_lit
+    assert not view.shuffle_requested
+    assert bench.shoe.host_has_seen_this_shoe()
+    assert loads(bench) == 1, "the dealer reloaded one card into a fresh shoe"
+    bench.command(SetIndicators(Indicator(0)))  # the retransmission arrives
+    deal_one_card(bench)
+    assert bench.shoe.model.counter == 2 and loads(bench) == 1
+
+
+def test_a_shuffle_light_left_on_from_before_the_load_never_triggers_a_reload() -> None:
+    bench = announced(parse_shoe("AS 2H 3D 4C"), VirtualDealer(pace=0))
+    assert not bench.shoe.host_has_seen_this_shoe()
+    deal_one_card(bench)
+    assert bench.shoe.host_has_seen_this_shoe()
+    bench.command(SetIndicators(Indicator.SHUFFLE))  # a fresh request: the dealer reloads
+    bench.run_until(lambda: loads(bench) == 2)
+    assert bench.shoe.model.counter == 0 and not bench.shoe.host_has_seen_this_shoe()
+    # The light stays on until the host has taken in the new shoe: it asked for *this* one.
+    view = bench.shoe.table_view()
+    assert view.shuffle_lit and not view.shuffle_requested
+    deal_one_card(bench)
+    for _ in range(100):
+        bench.step()
+    assert bench.shoe.model.counter == 1 and loads(bench) == 2
+    # Even resent by a host that has seen this shoe's cards, SHUFFLE is a request again.
+    bench.command(SetIndicators(Indicator.SHUFFLE | Indicator.STOP))
+    bench.run_until(lambda: loads(bench) == 3)
+
+
+def test_a_request_is_withdrawn_when_the_light_goes_off_and_forgotten_on_a_host_restart() -> None:
+    bench = announced(new_shoe(1, seed=3), VirtualDealer(pace=0))
+    deal_one_card(bench)
+    bench.shoe.dealer.auto_pull = False  # type: ignore[union-attr]
+    with bench.shoe._lock:
+        bench.shoe.model.set_exit_locked(False)  # hold the reload back: exit open
+    bench.command(SetIndicators(Indicator.SHUFFLE))
+    assert bench.shoe.table_view().shuffle_requested
+    bench.command(SetIndicators(Indicator.BANKER))
+    assert not bench.shoe.table_view().shuffle_requested
+    bench.command(SetIndicators(Indicator.SHUFFLE))
+    assert bench.shoe.table_view().shuffle_requested
+    bench.host = Link(Role.HOST, CONFIG, 0x2222)  # the controller restarts
+    bench.run_until(lambda: any(isinstance(e, PeerRestarted) for e in bench.shoe.link_events))
+    view = bench.shoe.table_view()
+    assert not view.shuffle_lit and not view.shuffle_requested
+    assert loads(bench) == 1
+
+
+def test_careless_dealer_reloads_on_a_stale_light() -> None:
+    bench = announced(parse_shoe("AS 2H 3D 4C"), VirtualDealer(pace=0, careless_reload=True))
+    bench.host.send(SetIndicators(Indicator.SHUFFLE), bench.now)
+    bench.command(SetExitLock(False, cards=1, for_card=1))
+    bench.run_until(lambda: loads(bench) == 2)
+    assert bench.shoe.model.counter == 0
