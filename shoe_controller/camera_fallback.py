@@ -2,8 +2,9 @@
 
 Wiring: :meth:`CameraFallback.attach` adds a listener to a :class:`TableController`. The
 listener runs on the controller's thread, so it only queues work: a worker thread of the
-fallback captures a frame and recognises it, and never touches the table itself. For a
-misread (an ``irregularity`` event of kind ``misread``, carrying the card's ``counter``):
+fallback captures a frame and recognises it, and never touches the table itself. For a card
+whose face is unknown (a ``card_pending`` event of reason ``misread``, or ``counter_gap`` for
+a card that left the shoe unreported, carrying the card's ``counter``):
 
 - confident read (the deck's threshold, or a stricter one given here): it submits
   ``CameraRead(counter, card, confidence)`` with ``controller.submit``; the controller's
@@ -31,6 +32,9 @@ import numpy as np
 
 from shoe_controller.cards import Card
 from shoe_controller.table.inputs import CameraRead, TableInput
+
+_UNREAD = ("misread", "counter_gap")
+"""Pending cards whose face the shoe did not report (misread, or left unreported)."""
 
 log = logging.getLogger("shoe_controller.camera")
 
@@ -148,7 +152,8 @@ class CameraFallback:
     def on_update(self, update: Any) -> None:
         for event in update.events:
             kind = event.get("type")
-            if kind == "irregularity" and event.get("kind") == "misread":
+            if kind == "card_pending" and event.get("reason") in _UNREAD:
+                # A card whose face is unknown lies where it was due: read it there.
                 self._enqueue(("misread", int(event["counter"]), None))
             elif (self.cross_check and kind in ("card", "burn_card")
                   and event.get("source") == "scanner" and event.get("counter") is not None):
@@ -171,7 +176,7 @@ class CameraFallback:
                     self._read_misread(counter)
                 else:
                     self._cross_check(counter, scanner)
-            except Exception as exc:  # noqa: BLE001 - handed to the owner, never lost
+            except Exception as exc:
                 log.error("camera fallback failed: %s", exc, exc_info=True)
                 self._error = exc
                 if self.on_error is not None:

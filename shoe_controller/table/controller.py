@@ -9,44 +9,55 @@ table, so inputs are applied strictly in journal order. For every input:
 4. let the table handle it, let the device acknowledge what was journalled, tell listeners.
 
 Once everything that arrived in a step is applied, the shoe's exit lock and lights are brought
-in line with the table's view (an unlock lets exactly one card out).
+in line with the table's view (an unlock lets exactly one card out), lights before an unlock and
+after a lock, so the shoe never shows a light older than its exit (SPEC 6.4). A liveness guard
+(:mod:`shoe_controller.table.liveness`) asks the shoe for its status every few seconds and
+latches "shoe not responding" when the shoe keeps disagreeing with what it was told.
 
 Other threads (the web panel, the table-system client) hand inputs over with :meth:`submit`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import queue
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from firmware_protocol import messages as wire
-from firmware_protocol.link import LinkLost, LinkUp
+from firmware_protocol.link import LinkLost, LinkUp, PeerRestarted, ProtocolError
 from shoe_controller.cards import Card
+from shoe_controller.config import TABLE_DOWN_POLICIES as DOWN_POLICIES
 from shoe_controller.errors import (
     CardCodeError,
     ConfigError,
-    JournalError,
     ShoeError,
     ShoeTimeoutError,
 )
 from shoe_controller.journal import Journal
+from shoe_controller.table.fold import replay_records
 from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
     CardDrawn,
     CardMisread,
+    DeviceConnected,
     DeviceFault,
     LinkChanged,
+    MessageRefused,
     SessionStarted,
     ShoeEventInput,
+    ShoeStatus,
+    ShoeUnresponsive,
     SupervisorAction,
     TableInput,
-    input_from_record,
 )
+from shoe_controller.table.irregularities import Irregularity
+from shoe_controller.table.liveness import Expected, LivenessGuard
 from shoe_controller.table.machine import Table, TableView
 
 log = logging.getLogger("shoe_controller.table")
@@ -95,7 +106,8 @@ class Reporter(Protocol):
     """The table-system reporter (``shoe_controller.reporting.client.TableSystemReporter``).
 
     It gets the events of every journal record (``live`` False while the journal is replayed
-    at start, so its numbering is rebuilt), says whether the table system is connected and
+    at start: numbers already assigned are read back from the journal's outbox, the rest are
+    assigned after them), says whether the table system is connected and
     drives betting, and hands over the table system's commands for this thread to apply.
     """
 
@@ -115,13 +127,47 @@ class Reporter(Protocol):
     def check(self) -> None: ...
 
 
-DOWN_POLICIES = ("keep-dealing", "stop-after-round")
 TABLE_SYSTEM = "table-system"
 """The actor journalled for the table system's commands (origin of its betting commands)."""
 
 
 class SupervisorAuthError(ShoeError, PermissionError):
-    """Unknown supervisor or wrong PIN."""
+    """Unknown supervisor or wrong PIN (also: a reserved id, a PIN too short: the same answer).
+
+    Too many wrong PINs raise :class:`shoe_controller.access.SupervisorHeldOffError` instead
+    (also a ``ShoeError`` and ``PermissionError``): that try was not checked at all."""
+
+
+class SupervisorTicket:
+    """What became of one supervisor action, for the panel or console that sent it.
+
+    ``status`` is ``"queued"`` until the controller's thread has journalled the action (a
+    queued action is lost if the controller stops first), then ``"journalled"``; from then on
+    ``accepted`` says whether the table carried it out and ``message`` why not (or what it
+    did). Thread-safe: the controller's thread settles it, any thread may :meth:`wait`.
+    """
+
+    def __init__(self, action: str, supervisor: str) -> None:
+        self.action = action
+        self.supervisor = supervisor
+        self.record: int | None = None
+        self.accepted: bool | None = None
+        self.message = ""
+        self._done = threading.Event()
+
+    @property
+    def status(self) -> str:
+        return "journalled" if self._done.is_set() else "queued"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the action is journalled (True) or ``timeout`` seconds pass (False)."""
+        return self._done.wait(timeout)
+
+    def settle(self, record: int, refusal: str, notice: str) -> None:
+        self.record = record
+        self.accepted = not refusal
+        self.message = refusal or notice
+        self._done.set()
 
 
 @dataclass(frozen=True)
@@ -152,6 +198,8 @@ class TableController:
         reporter: Reporter | None = None,
         down_policy: str = "keep-dealing",
         link_grace: float = LINK_GRACE_SECONDS,
+        profile_toml: str = "",
+        liveness: LivenessGuard | None = None,
     ) -> None:
         if down_policy not in DOWN_POLICIES:
             raise ConfigError(f"table down policy must be one of {DOWN_POLICIES}, "
@@ -161,19 +209,29 @@ class TableController:
         self._link_lost: tuple[float, str] | None = None  # (when, why) while in the grace
         self.table = table
         self.profile = profile
+        self.profile_toml = profile_toml
         self.connection = connection
         self.betting_seconds = betting_seconds
         self.auto_betting = auto_betting
         self.supervisors = dict(supervisors or {})
+        from shoe_controller.access import AccessGuard
+
+        #: Every way in (web panel, console) checks PINs through this one guard.
+        self.access = AccessGuard(self.supervisors, clock=clock)  # refuses reserved ids
         self.clock = clock
         self.version = version
         self.listeners: list[Listener] = []
         self.shoes_finished = 0
-        self._submitted: queue.Queue[TableInput] = queue.Queue()
+        self._submitted: queue.Queue[tuple[TableInput, SupervisorTicket | None]] = queue.Queue()
         self._betting_closes_at: float | None = None
         self._sent_lock: bool | None = None
+        self._sent_for_card = 0
         self._sent_lights: wire.Indicator | None = None
         self._view: TableView | None = None
+        self.liveness = liveness if liveness is not None else LivenessGuard()
+        self._shoe_link_up = False  # the link as it is now (the table hears of it after grace)
+        self._device_session: int | None = None  # the shoe session last journalled
+        self._device_caps = wire.Capability(0xFF)
         self.reporter = reporter
         self.down_policy = down_policy
         self._requested_open: tuple[int, int] | None = None  # (shoe, round) the table system
@@ -181,29 +239,24 @@ class TableController:
     # ----------------------------------------------------------------- start-up
     def start(self) -> int:
         """Rebuild the table from the journal, then record this session. Returns records read."""
-        count = 0
-        recorded_profile = None
-        for record in self.journal.records():
-            count += 1
-            try:
-                item = input_from_record(record.kind, record.data)
-            except ValueError as exc:
-                raise JournalError(
-                    f"{self.journal.path}: record {record.seq} cannot be replayed: {exc} "
-                    "(written by a newer controller?)"
-                ) from exc
-            if isinstance(item, SessionStarted):
-                recorded_profile = item.profile
-            events = self.table.handle(item)
-            if self.reporter is not None:
-                self.reporter.add(record.seq, record.wall_time, events, live=False)
-        if recorded_profile is not None and recorded_profile != self.profile:
-            raise ConfigError(
-                f"{self.journal.path}: this journal was recorded with profile "
-                f"{recorded_profile!r}, not {self.profile!r}; use that profile or a new journal"
-            )
+        reporter = self.reporter
+
+        def report(record: Any, _item: TableInput, events: list[dict[str, Any]]) -> None:
+            if reporter is not None:
+                reporter.add(record.seq, record.wall_time, events, live=False)
+
+        _, count = replay_records(self.journal, self.table, on_record=report)
+        sha256 = hashlib.sha256(self.profile_toml.encode("utf-8")).hexdigest() \
+            if self.profile_toml else ""
+        if (sha256 and self.table.profile_sha256 and sha256 != self.table.profile_sha256
+                and self.table.state not in ("no_shoe", "shoe_finished")):
+            log.warning("profile %s differs from the one shoe %d was started with: the shoe "
+                        "in play finishes with the journalled profile, the new one applies from "
+                        "the next shoe", self.profile, self.table.shoe_number,
+                        extra={"profile": self.profile, "shoe": self.table.shoe_number})
         # The session record also marks the shoe link down until the shoe answers this run.
-        self._apply(SessionStarted(self.profile, self.table.game.name, self.version))
+        self._apply(SessionStarted(self.profile, self.table.game.name, self.version,
+                                   sha256, self.profile_toml))
         if self.table.state == "shoe_finished":
             self.shoes_finished = 1
         log.info("table rebuilt from %d journal records: %s", count, self.table.state,
@@ -212,30 +265,40 @@ class TableController:
         return count
 
     # ----------------------------------------------------------------- inputs
-    def submit(self, item: TableInput) -> None:
-        """Hand an input over from another thread; the controller's thread applies it."""
-        self._submitted.put(item)
+    def submit(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:
+        """Hand an input over from another thread; the controller's thread applies it (and
+        settles ``ticket`` once it is journalled)."""
+        self._submitted.put((item, ticket))
 
     def supervisor(
         self, action: str, supervisor: str, pin: str, *, card: str | None = None,
-        reason: str = "",
-    ) -> None:
-        """Check the supervisor's PIN, then queue the action (journalled with who did it)."""
-        from shoe_controller.config import check_pin
+        reason: str = "", client: str | None = None,
+    ) -> SupervisorTicket:
+        """Check the supervisor's PIN, then queue the action (journalled with who did it).
 
+        ``client`` says where the try comes from (the web client's address, ``"console"``;
+        default ``"local"``): the access guard (:attr:`access`, :mod:`shoe_controller.access`)
+        counts wrong PINs per client and id, per client and table-wide, before it hashes.
+        Raises :class:`SupervisorAuthError` (unknown or reserved id, wrong or too short PIN),
+        ``SupervisorHeldOffError`` (too many wrong PINs: not checked), ``ShoeError`` (unknown
+        action, bad card code; nothing counted).
+
+        Returns the action's :class:`SupervisorTicket`: wait on it to learn when the action
+        was journalled and whether the table carried it out."""
         if action not in SUPERVISOR_ACTIONS:
             raise ShoeError(f"unknown supervisor action {action!r}; one of {SUPERVISOR_ACTIONS}")
-        stored = self.supervisors.get(supervisor)
-        if stored is None or not check_pin(stored, pin):
-            log.warning("supervisor action refused: bad id or PIN",
-                        extra={"supervisor": supervisor, "action": action})
-            raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
         parsed = None
         if action == "enter_card":
             if not card:
                 raise CardCodeError("enter_card needs the card code, e.g. 'QS'")
             parsed = Card.from_code(card)
-        self.submit(SupervisorAction(action, supervisor, parsed, reason))
+        if not self.access.verify(supervisor, pin, client):
+            log.warning("supervisor action refused: bad id or PIN",
+                        extra={"supervisor": supervisor, "action": action})
+            raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
+        ticket = SupervisorTicket(action, supervisor)
+        self.submit(SupervisorAction(action, supervisor, parsed, reason), ticket)
+        return ticket
 
     def step(self, timeout: float = 0.05) -> None:
         """Process what arrived within ``timeout`` seconds, then the timers and outputs."""
@@ -245,7 +308,7 @@ class TableController:
                 self._table_system_command(command)
         while True:
             try:
-                self._apply(self._submitted.get_nowait())
+                self._apply(*self._submitted.get_nowait())
             except queue.Empty:
                 break
         deadline = self._next_timer()
@@ -256,8 +319,7 @@ class TableController:
                 received = self.connection.get(wait_for)
             except ShoeTimeoutError:
                 break
-            item = self._translate(received)
-            if item is not None:
+            for item in self._translate(received):
                 self._apply(item)
             wait_for = 0
         self._run_timers()
@@ -265,6 +327,7 @@ class TableController:
         # card while the next (say, one forced past the stop) is already queued would let a
         # card out that is not due. Between cards the shoe keeps its stop engaged by itself.
         self._sync_device()
+        self._watch_liveness()
 
     def run(self, should_stop: Callable[[], bool], shoes: int | None = None) -> None:
         """Run until ``should_stop()`` or until ``shoes`` shoes have finished in this run."""
@@ -276,53 +339,140 @@ class TableController:
             self.step()
 
     # ----------------------------------------------------------------- internals
-    def _translate(self, received: object) -> TableInput | None:
+    def _translate(self, received: object) -> list[TableInput]:
+        """The journal inputs one item from the shoe connection stands for (often none)."""
         if isinstance(received, wire.CardDrawn):
             try:
                 card = Card.from_wire(received.rank, received.suit)
             except CardCodeError as exc:
                 log.error("shoe sent an invalid card; treating it as unread: %s", exc,
                           extra={"counter": received.counter})
-                return CardMisread(received.counter, received.sensor.name.lower(),
-                                   received.drawn_while_locked)
-            return CardDrawn(card, received.counter, received.sensor.name.lower(),
-                             received.confidence, received.drawn_while_locked)
+                return [CardMisread(received.counter, received.sensor.name.lower(),
+                                    received.drawn_while_locked)]
+            return [CardDrawn(card, received.counter, received.sensor.name.lower(),
+                              received.confidence, received.drawn_while_locked)]
         if isinstance(received, wire.CardMisread):
-            return CardMisread(received.counter, received.sensor.name.lower(),
-                               received.drawn_while_locked)
+            return [CardMisread(received.counter, received.sensor.name.lower(),
+                                received.drawn_while_locked)]
         if isinstance(received, wire.ShoeStateChanged):
-            return ShoeEventInput(SHOE_EVENT_NAMES[received.event], received.counter)
+            return [ShoeEventInput(SHOE_EVENT_NAMES[received.event], received.counter)]
         if isinstance(received, wire.ButtonPressed):
-            return ButtonPressed(int(received.button))
+            return [ButtonPressed(int(received.button))]
         if isinstance(received, wire.DeviceFault):
             if received.code == wire.FaultCode.NONE:
-                return None
-            return DeviceFault(received.code.name.lower(), received.detail)
+                return []
+            return [DeviceFault(received.code.name.lower(), received.detail)]
+        if isinstance(received, wire.StatusReport):
+            return self._on_status(received)
+        if isinstance(received, PeerRestarted):
+            log.warning("the shoe restarted (session %08x -> %08x): sending its state again",
+                        received.old_session, received.new_session,
+                        extra={"carried_over": received.carried_over,
+                               "dropped": len(received.dropped)})
+            return self._shoe_connected(received.peer, restarted=True)
         if isinstance(received, LinkUp):
-            self._sent_lock = self._sent_lights = None  # the shoe may have rebooted: resend
+            self._shoe_link_up = True
+            items = self._shoe_connected(received.peer, restarted=False)
             if self._link_lost is not None:
                 log.info("shoe link back within %.1f s: nothing to record", self.link_grace)
                 self._link_lost = None
-                return None
-            return None if self.table.link_up else LinkChanged(True, "")
+            elif not self.table.link_up:
+                items.append(LinkChanged(True, ""))
+            return items
         if isinstance(received, LinkLost):
+            self._shoe_link_up = False
+            self.liveness.link_changed()
             if self.table.link_up and self._link_lost is None:
                 reason = received.reason
                 log.warning("shoe link lost (%s); recorded if not back within %.1f s",
                             reason, self.link_grace)
                 self._link_lost = (self.clock(), reason)
-            return None
+            return []
+        if isinstance(received, ProtocolError):
+            return self._on_protocol_error(received)
         if isinstance(received, wire.ErrorReport):
-            log.warning("shoe reports error %s: %s", received.code.name, received.detail)
+            log.warning("shoe reports error %s: %s", received.code.name, received.detail,
+                        extra={"code": received.code.name})
         elif isinstance(received, BaseException):
             raise received
         else:
             log.debug("shoe: %s", received)
-        return None
+        return []
 
-    def _apply(self, item: TableInput) -> None:
+    def _shoe_connected(self, peer: object, *, restarted: bool) -> list[TableInput]:
+        """The shoe answered a handshake: send it our whole state again (it may have
+        rebooted, or a restart dropped our commands), check its status at once, and journal
+        its identity when this is a session the journal has not seen."""
+        self._sent_lock = self._sent_lights = None
+        self.liveness.link_changed()
+        if not isinstance(peer, wire.DeviceInfo) or peer.session_id == self._device_session:
+            return []
+        self._device_session = peer.session_id
+        self._device_caps = peer.capabilities
+        return [DeviceConnected(peer.serial_number, peer.vendor, peer.model,
+                                peer.firmware_version, int(peer.capabilities), peer.session_id,
+                                restarted)]
+
+    def _on_protocol_error(self, error: ProtocolError) -> list[TableInput]:
+        if error.seq is not None:
+            # A reliable message of the shoe's we could not read: the link acknowledged and
+            # skipped it (SPEC 8.2), so if it was a card, that card has left unreported. The
+            # table stops; the shoe's status report tells whether a card is missing.
+            log.warning("shoe message refused: %s %s", error.code.name, error.detail,
+                        extra={"code": error.code.name, "seq": error.seq})
+            self.liveness.ask_soon()
+            return [MessageRefused(error.code.name.lower(), error.detail)]
+        if error.from_peer:
+            log.warning("shoe refused a frame of ours: %s %s", error.code.name, error.detail,
+                        extra={"code": error.code.name})
+        else:
+            log.info("unreadable frame from the shoe: %s %s", error.code.name, error.detail)
+        return []
+
+    def _on_status(self, report: wire.StatusReport) -> list[TableInput]:
+        """A status report: the liveness guard compares it with what the shoe was told; the
+        table journals it if it tells something new (cards left unreported, the lid)."""
+        items: list[TableInput] = []
+        if self.table.status_news(report.counter, report.lid_open):
+            items.append(ShoeStatus(report.counter, report.exit_locked, report.lid_open,
+                                    report.loaded, report.fault.name.lower()))
+        verdict = self.liveness.on_report(self.clock(), exit_locked=report.exit_locked,
+                                          counter=report.counter, lights=int(report.indicators))
+        items += self._liveness_verdict(verdict.action, verdict.detail)
+        return items
+
+    def _watch_liveness(self) -> None:
+        """Ask the shoe for its status when due; a report overdue counts as disagreement."""
+        if not (self._shoe_link_up and self.table.link_up):
+            return
+        now = self.clock()
+        overdue = self.liveness.check_overdue(now)
+        for item in self._liveness_verdict(overdue.action, overdue.detail):
+            self._apply(item)
+        if self.liveness.request_due(now):
+            self._sync_device()  # anything resynchronised goes out before the request
+            self.connection.send(wire.StatusRequest())
+            caps = self._device_caps
+            self.liveness.requested(now, Expected(
+                exit_locked=self._sent_lock is not False, for_card=self._sent_for_card,
+                lights=int(self._sent_lights or 0),
+                check_lock=bool(caps & wire.Capability.EXIT_LOCK),
+                check_lights=bool(caps & wire.Capability.INDICATORS)))
+
+    def _liveness_verdict(self, action: str, detail: str) -> list[TableInput]:
+        if action == "ok":
+            return []
+        log.warning("shoe disagrees with its commands (%s): sending them again", detail,
+                    extra={"detail": detail})
+        self._sent_lock = self._sent_lights = None
+        already = any(l.kind is Irregularity.SHOE_NOT_RESPONDING for l in self.table.latched)
+        if action == "latch" and not already:
+            return [ShoeUnresponsive(detail)]
+        return []
+
+    def _apply(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:
         if self.table.is_duplicate(item):
-            log.info("card %s already journalled (resent by the shoe): ignored",
+            log.info("%s %s already journalled (resent by the shoe): ignored", item.KIND,
                      getattr(item, "counter", "?"))
             self.connection.commit()
             return
@@ -331,7 +481,10 @@ class TableController:
         events = self.table.handle(item)
         if isinstance(item, (CardDrawn, CardMisread)) and not item.drawn_while_locked:
             self._sent_lock = True  # the shoe re-engaged its stop after this card by itself
+            self._sent_for_card = 0
         self.connection.commit()  # only now may the shoe learn that its message arrived
+        if ticket is not None:
+            ticket.settle(record.seq, self.table.refusal, self.table.notice)
         if self.reporter is not None:
             self.reporter.add(record.seq, record.wall_time, events)
         for event in events:
@@ -434,27 +587,41 @@ class TableController:
                 self._apply(BettingCommand("close", "timer"))
 
     def _sync_device(self) -> None:
-        """Make the shoe's exit lock and lights match the table (resent after a reconnect)."""
+        """Make the shoe's exit lock and lights match the table (resent after a reconnect).
+
+        Order matters on a line that loses frames: the shoe applies commands in order, and a
+        dealer acts on lights. Locking goes before the lights of the new state, an unlock
+        after them, so the shoe never holds an unlock newer than its lights (a SHUFFLE light
+        left on after the unlock once made the dealer reload a shoe in play)."""
         if not self.table.link_up:
             return
         view = self.table.view()
-        if view.exit_locked != self._sent_lock:
-            # Unlock for the one card that is due, named by its counter: the shoe relocks
-            # after it by itself, and ignores this unlock if a card has left since the last
-            # one the table has (an unlock carried over a reconnect and then sent again
-            # must not let a second card out).
-            self.connection.send(
-                wire.SetExitLock(locked=True) if view.exit_locked else
-                wire.SetExitLock(locked=False, cards=1, for_card=self.table.last_counter + 1))
-            self._sent_lock = view.exit_locked
         lights = wire.Indicator(0)
         for name in view.lights:
             lights |= LIGHTS.get(name, wire.Indicator(0))
         if view.state.endswith("result_shown") and view.alarm == "ok":
             lights |= LIGHTS.get(str(self.table.game.result().get("outcome")), wire.Indicator(0))
+        lock_changed = view.exit_locked != self._sent_lock
+        if lock_changed and view.exit_locked:
+            self._send_lock()
         if lights != self._sent_lights:
             self.connection.send(wire.SetIndicators(lights=lights, beep_ms=0))
             self._sent_lights = lights
+        if lock_changed and not view.exit_locked:
+            self._send_unlock()
+
+    def _send_lock(self) -> None:
+        self.connection.send(wire.SetExitLock(locked=True))
+        self._sent_lock, self._sent_for_card = True, 0
+
+    def _send_unlock(self) -> None:
+        # Unlock for the one card that is due, named by its counter: the shoe relocks after
+        # it by itself, and ignores this unlock if a card has left since the last one the
+        # table has (an unlock carried over a reconnect and then sent again must not let a
+        # second card out).
+        for_card = self.table.last_counter + 1
+        self.connection.send(wire.SetExitLock(locked=False, cards=1, for_card=for_card))
+        self._sent_lock, self._sent_for_card = False, for_card
 
     @property
     def view(self) -> TableView:

@@ -12,19 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.errors import ShoeError
-from shoe_controller.games.registry import create_game
 from shoe_controller.journal import Journal
-from shoe_controller.table.inputs import SessionStarted, input_from_record
+from shoe_controller.table.fold import JournalReplayError, replay_records
 from shoe_controller.table.machine import Table
 
 #: Version of the export's JSON lines; the round lines are those of ``shoe replay``
 #: (docs/replay-schema.md) and ``round_void`` lines are added for voided rounds.
 EXPORT_SCHEMA_VERSION = 1
 
-
-class JournalReplayError(ShoeError, ValueError):
-    """The journal holds a record the table cannot replay."""
+__all__ = ["EXPORT_SCHEMA_VERSION", "JournalReplayError", "ReplayedJournal", "export_lines",
+           "recall", "replay_journal"]
 
 
 @dataclass
@@ -38,20 +35,8 @@ def replay_journal(path: str | Path) -> ReplayedJournal:
     """Feed every input record of the journal at ``path`` into a fresh table."""
     result = ReplayedJournal()
     with Journal(path, readonly=True) as journal:
-        for record in journal.records():
-            result.records += 1
-            try:
-                item = input_from_record(record.kind, record.data)
-            except (ValueError, TypeError) as exc:
-                raise JournalReplayError(f"{path}: record {record.seq}: {exc}") from exc
-            if result.table is None:
-                if not isinstance(item, SessionStarted):
-                    raise JournalReplayError(
-                        f"{path}: record {record.seq} ({record.kind}) comes before any session "
-                        "record, so the table profile is unknown"
-                    )
-                result.table = Table(create_game(item.profile))
-            result.events.extend(result.table.handle(item))
+        result.table, result.records = replay_records(
+            journal, on_record=lambda _record, _item, events: result.events.extend(events))
     return result
 
 

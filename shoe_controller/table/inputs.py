@@ -128,12 +128,68 @@ class SupervisorAction(TableInput):
 
 @dataclass(frozen=True, slots=True)
 class SessionStarted(TableInput):
-    """The controller (re)started on this journal with this game profile and version."""
+    """The controller (re)started on this journal with this game profile and version.
+
+    ``profile_toml`` is the profile's whole text and ``profile_sha256`` its hash: a replay
+    rebuilds the game from what was journalled, never from a file that may have changed since
+    (journals written before this field replay the named profile)."""
 
     KIND: ClassVar[str] = "session"
     profile: str
     game: str = "baccarat"
     version: str = ""
+    profile_sha256: str = ""
+    profile_toml: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConnected(TableInput):
+    """The shoe answered the handshake with a new session: first contact after the controller
+    started, or the shoe restarted (``restarted``). Its identity is journalled so that a shoe
+    swapped for another, even within the link's grace, leaves a trace and is noticed."""
+
+    KIND: ClassVar[str] = "device"
+    serial: str
+    vendor: str = ""
+    model: str = ""
+    firmware: str = ""
+    capabilities: int = 0
+    session: int = 0
+    restarted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeStatus(TableInput):
+    """The shoe's own report of its state (StatusReport), journalled when it tells the table
+    something it did not know: a card counter ahead of the table's (cards left unreported) or
+    behind it, or a lid state that disagrees."""
+
+    KIND: ClassVar[str] = "shoe_status"
+    counter: int
+    exit_locked: bool = True
+    lid_open: bool = False
+    loaded: bool = True
+    fault: str = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRefused(TableInput):
+    """The shoe sent a reliable message the controller could not read (bad payload, unknown
+    type, bad length). The link acknowledged and skipped it, so whatever it said is lost: if it
+    was a card, the card has left the shoe unreported."""
+
+    KIND: ClassVar[str] = "message_refused"
+    code: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeUnresponsive(TableInput):
+    """The liveness guard: the shoe's reported state kept disagreeing with the commands sent
+    to it, even after they were sent again."""
+
+    KIND: ClassVar[str] = "shoe_unresponsive"
+    detail: str
 
 
 INPUT_TYPES: dict[str, type[TableInput]] = {
@@ -150,6 +206,10 @@ INPUT_TYPES: dict[str, type[TableInput]] = {
         BettingCommand,
         SupervisorAction,
         SessionStarted,
+        DeviceConnected,
+        ShoeStatus,
+        MessageRefused,
+        ShoeUnresponsive,
     )
 }
 

@@ -22,6 +22,12 @@ class Irregularity(str, enum.Enum):
     DEVICE_FAULT = "device_fault"
     SHOE_EMPTY = "shoe_empty"
     CAMERA_DISAGREES = "camera_disagrees"
+    UNREADABLE_MESSAGE = "unreadable_message"
+    COUNTER_GAP = "counter_gap"
+    COUNTER_MISMATCH = "counter_mismatch"
+    SHOE_RELOADED = "shoe_reloaded"
+    SHOE_SWAPPED = "shoe_swapped"
+    SHOE_NOT_RESPONDING = "shoe_not_responding"
 
     @property
     def prompt(self) -> str:
@@ -72,6 +78,34 @@ _PROMPTS: dict[Irregularity, tuple[str, str]] = {
     Irregularity.SHOE_EMPTY: (
         "Shoe ran out of cards during the round",
         "A supervisor voids the round or ends the shoe.",
+    ),
+    Irregularity.UNREADABLE_MESSAGE: (
+        "The shoe sent a message the controller could not read",
+        ("The controller asks the shoe for its card count; a supervisor checks the cards on "
+         "the table, then clears."),
+    ),
+    Irregularity.COUNTER_GAP: (
+        "A card left the shoe without being reported",
+        ("Leave the card where it lies: a supervisor enters it (or voids the round); any "
+         "other unreported card is set aside."),
+    ),
+    Irregularity.COUNTER_MISMATCH: (
+        "The shoe's card count disagrees with the table's",
+        ("The shoe may have been reset or reloaded: a supervisor checks it, then clears or "
+         "ends the shoe."),
+    ),
+    Irregularity.SHOE_RELOADED: (
+        "A new shoe was loaded while a shoe was in play",
+        "A supervisor ends the shoe in play; the new shoe is then dealt from the start.",
+    ),
+    Irregularity.SHOE_SWAPPED: (
+        "A different shoe device is connected",
+        "Reconnect the shoe this shoe was loaded in, or a supervisor ends the shoe.",
+    ),
+    Irregularity.SHOE_NOT_RESPONDING: (
+        "The shoe does not respond to the controller's commands",
+        ("Check the shoe and its cable; restart the shoe if it stays so. A supervisor "
+         "clears once it responds."),
     ),
 }
 

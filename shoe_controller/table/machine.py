@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from transitions import Machine
@@ -39,10 +39,14 @@ from shoe_controller.table.inputs import (
     CameraRead,
     CardDrawn,
     CardMisread,
+    DeviceConnected,
     DeviceFault,
     LinkChanged,
+    MessageRefused,
     SessionStarted,
     ShoeEventInput,
+    ShoeStatus,
+    ShoeUnresponsive,
     SupervisorAction,
     TableInput,
 )
@@ -110,11 +114,35 @@ class TableView:
 
 @dataclass
 class _Pending:
-    """A card that left the shoe but cannot be used yet: unread (misread) or suspect."""
+    """A card that left the shoe but cannot be used yet: unread (misread or unreported) or
+    suspect (too many copies). ``due`` is what it was dealt as: once its face is known it
+    goes there, whatever else has been latched meanwhile."""
 
     counter: int
     reason: Irregularity
-    card: Card | None = None
+    card: Card | None
+    due: Due
+
+
+@dataclass
+class _Epoch:
+    """Card identity on one shoe device since its last load: the end-to-end key of a card is
+    (device serial, load, counter), so a resent card is recognised and a reloaded shoe's
+    counters are never taken for resends.
+
+    ``faces`` holds what the shoe reported for each counter (a card code, None for unread),
+    ``missing`` the counters that left the shoe without a report (a gap). ``known`` is False
+    until the table knows where the device's counter stands (a load, a card or a status)."""
+
+    load: int = 0
+    last_counter: int = 0
+    known: bool = False
+    faces: dict[int, str | None] = field(default_factory=dict)
+    missing: set[int] = field(default_factory=set)
+
+    def restart(self, load: int) -> None:
+        self.load, self.last_counter, self.known = load, 0, True
+        self.faces, self.missing = {}, set()
 
 
 @dataclass
@@ -200,6 +228,24 @@ class AlarmLatch:
                                initial="ok", **options)
 
 
+#: Latches that say nothing against a card already drawn through an unlocked exit: the shoe
+#: locks itself when it loses the host, and these say only that the controller cannot trust
+#: its view of the shoe until a supervisor looked. A card the shoe let out for the counter the
+#: host unlocked was due when the host unlocked it, so it is dealt.
+_IN_FLIGHT_TOLERATED = frozenset(
+    {Irregularity.LINK_LOST, Irregularity.UNREADABLE_MESSAGE, Irregularity.SHOE_NOT_RESPONDING}
+)
+#: Irregularities a resolved pending card clears (the card they are about is now known).
+_PENDING_KINDS = frozenset(
+    {Irregularity.MISREAD, Irregularity.TOO_MANY_COPIES, Irregularity.COUNTER_GAP}
+)
+#: Pending cards whose face is unknown: a supervisor must enter them (or void the round).
+_UNREAD = frozenset({Irregularity.MISREAD, Irregularity.COUNTER_GAP})
+#: Capability bit of a shoe that numbers its loads (SPEC 6.2, revision 1.1); the same value as
+#: ``firmware_protocol.messages.Capability.LOAD_NUMBER`` (the table does not import the wire).
+LOAD_NUMBER_CAPABILITY = 0x100
+
+
 class Table:
     """The live table. Feed it inputs with :meth:`handle`; read :meth:`view`."""
 
@@ -232,35 +278,74 @@ class Table:
         self.pending: _Pending | None = None
         self.lid_open = False
         self.link_up = False
-        self.last_counter = 0
         self.cards_dealt = 0
         self.burn_cards: list[Card] = []
         self.strays: list[dict[str, Any]] = []
         self.seen: Counter[Card] = Counter()
         self.notice = ""
+        self.refusal = ""
+        """Why the last input, a supervisor action, was not carried out ("" when it was)."""
         self.cut_card_seen = False
         self.shoe_empty = False
+        self.reloaded = False
+        """A new shoe was loaded while this one was in play: it is dealt once this one ends."""
         self.profile = ""
+        self.profile_sha256 = ""
+        self._next_game: Game | None = None
+        self.device_serial = ""
+        self.device_capabilities = 0
+        self.shoe_device: str | None = None
+        """Serial of the shoe device the shoe in play was loaded in (None: no shoe yet)."""
+        self._epochs: dict[str, _Epoch] = {"": _Epoch()}
         self._events: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ card identity
+    @property
+    def _epoch(self) -> _Epoch:
+        return self._epochs.setdefault(self.device_serial, _Epoch())
+
+    @property
+    def last_counter(self) -> int:
+        """The highest card counter the connected shoe has reported since its last load."""
+        return self._epoch.last_counter
+
+    def is_duplicate(self, item: TableInput) -> bool:
+        """Whether the shoe resent something the journal already holds (after a restart of
+        either side), so it must be acknowledged but not applied again.
+
+        A card is a repeat when the connected shoe, in its current load, already reported
+        that counter with that face; the same counter with another face is no repeat (it is
+        journalled and latched). A SHOE_LOADED is a repeat when the shoe numbers its loads and
+        names the load in play; without load numbers a reload is always taken as new.
+        """
+        epoch = self._epoch
+        if isinstance(item, (CardDrawn, CardMisread)) and item.counter in epoch.faces:
+            face = item.card.code if isinstance(item, CardDrawn) else None
+            return epoch.faces[item.counter] == face
+        if isinstance(item, ShoeEventInput) and item.event == "shoe_loaded":
+            return (self._numbers_loads and item.counter != 0 and epoch.known
+                    and item.counter == epoch.load)
+        return False
+
+    @property
+    def _numbers_loads(self) -> bool:
+        return bool(self.device_capabilities & LOAD_NUMBER_CAPABILITY)
+
+    def status_news(self, counter: int, lid_open: bool) -> bool:
+        """Whether a shoe status report with this counter and lid state tells the table
+        something it does not know (then it is journalled as a :class:`ShoeStatus`)."""
+        epoch = self._epoch
+        return counter != epoch.last_counter or not epoch.known or lid_open != self.lid_open
 
     # ------------------------------------------------------------------ inputs
     def handle(self, item: TableInput) -> list[dict[str, Any]]:
         """Apply one (already journalled) input; return the table events it caused."""
         self._events = []
         self.notice = ""
+        self.refusal = ""
         handler = getattr(self, f"_on_{item.KIND}")
         handler(item)
         return self._events
-
-    def is_duplicate(self, item: TableInput) -> bool:
-        """Whether a card the shoe resent (after a restart of either side) is already here.
-
-        The shoe numbers every card it deals since it was loaded; that counter is the card's
-        identity end to end, so a repeat is recognised whatever the link did.
-        """
-        if isinstance(item, (CardDrawn, CardMisread)):
-            return 0 < item.counter <= self.last_counter
-        return False
 
     def _on_session(self, item: SessionStarted) -> None:
         # A new controller session has no shoe link until the shoe answers. Not an
@@ -268,13 +353,42 @@ class Table:
         # the round resumes exactly where it was once the link is back.
         self.profile = item.profile
         self.link_up = False
+        if not item.profile_toml or item.profile_sha256 == self.profile_sha256:
+            return  # the same profile (or a journal from before profiles were journalled)
+        from shoe_controller.games.registry import game_from_toml
+
+        game = game_from_toml(item.profile_toml, item.profile)
+        self.profile_sha256 = item.profile_sha256
+        if game.dealing_states != self.game.dealing_states:
+            self.notice = f"profile {item.profile!r} is for another game: not taken"
+        elif self.state in ("no_shoe", "shoe_finished"):
+            self.game, self._next_game = game, None
+        else:
+            self._next_game = game
+            self.notice = f"profile {item.profile!r} applies from the next shoe"
+
+    def _on_device(self, item: DeviceConnected) -> None:
+        if self.shoe_device == "" and item.serial:
+            # The shoe in play was loaded before devices were identified: it is this one.
+            self.shoe_device = item.serial
+            self._epochs[item.serial] = self._epochs.pop("", _Epoch())
+        self.device_serial = item.serial
+        self.device_capabilities = item.capabilities
+        self._emit("device_connected", serial=item.serial, model=item.model,
+                   firmware=item.firmware, restarted=item.restarted)
+        if (self._shoe_in_play() and self.shoe_device is not None
+                and item.serial != self.shoe_device
+                and not any(l.kind is Irregularity.SHOE_SWAPPED for l in self.latched)):
+            self._latch(Irregularity.SHOE_SWAPPED,
+                        f"shoe {item.serial or '?'} connected; this shoe was loaded in "
+                        f"{self.shoe_device or '?'}")
 
     def _on_card(self, item: CardDrawn) -> None:
         due = self._card_out(item.card, item.counter, item.drawn_while_locked)
         if due is None:
             return
         if self.seen[item.card] > self.game.copies_per_card:
-            self.pending = _Pending(item.counter, Irregularity.TOO_MANY_COPIES, item.card)
+            self._hold(_Pending(item.counter, Irregularity.TOO_MANY_COPIES, item.card, due))
             self._latch(
                 Irregularity.TOO_MANY_COPIES,
                 f"{item.card.code} seen {self.seen[item.card]} times; the shoe holds "
@@ -289,17 +403,36 @@ class Table:
         due = self._card_out(None, item.counter, item.drawn_while_locked)
         if due is None:
             return
-        self.pending = _Pending(item.counter, Irregularity.MISREAD)
+        self._hold(_Pending(item.counter, Irregularity.MISREAD, None, due))
         self._latch(
             Irregularity.MISREAD, f"card {item.counter} for {due.target}", counter=item.counter
         )
 
     def _card_out(self, card: Card | None, counter: int, while_locked: bool) -> Due | None:
         """Account a card (``None``: unread) that left the shoe; the card it is due as, or
-        None when it was set aside as an irregularity."""
-        self.last_counter = max(self.last_counter, counter)
+        None when it was set aside as an irregularity (or is no new card at all)."""
+        epoch = self._epoch
+        code = None if card is None else card.code
+        if counter in epoch.missing:
+            self._late_report(card, counter)
+            return None
+        if counter in epoch.faces:  # the same counter again, with another face
+            self._latch(Irregularity.COUNTER_MISMATCH,
+                        f"the shoe reports card {counter} as {code or 'unread'}, after "
+                        f"{epoch.faces[counter] or 'unread'}", card=code, counter=counter)
+            return None
+        if epoch.known and counter <= epoch.last_counter:
+            self._latch(Irregularity.COUNTER_MISMATCH,
+                        f"the shoe reports card {counter} after card {epoch.last_counter}",
+                        card=code, counter=counter)
+            return None
+        if epoch.known and counter > epoch.last_counter + 1:
+            self._gap(epoch.last_counter + 1, counter - 1)
+        epoch.known = True
+        epoch.last_counter = counter
+        epoch.faces[counter] = code
         unread = "" if card is not None else "unread card"
-        if self.state in ("no_shoe", "shoe_finished"):
+        if not self._shoe_in_play():
             self._stray(card, counter, Irregularity.EXTRA_CARD, "no shoe in play")
             return None
         self.cards_dealt += 1
@@ -313,9 +446,47 @@ class Table:
             self._stray(card, counter, self._misplaced(), unread)
         return due
 
+    def _gap(self, first: int, last: int) -> None:
+        """Cards ``first``..``last`` left the shoe without a report (a refused frame, a lost
+        message): the first one took the place of the card due then, the others are set
+        aside. A gap longer than a shoe is no gap but a confused counter."""
+        epoch = self._epoch
+        epoch.last_counter = max(epoch.last_counter, last)
+        if last - first + 1 > 52 * self.game.copies_per_card:
+            self._latch(Irregularity.COUNTER_MISMATCH,
+                        f"the shoe's counter jumped from {first - 1} to {last}")
+            return
+        epoch.missing.update(range(first, last + 1))
+        in_play = self._shoe_in_play()
+        due = self._due(in_flight=True) if in_play else None
+        for counter in range(first, last + 1):
+            detail = f"card {counter} left the shoe unreported"
+            if not in_play:
+                self._stray(None, counter, Irregularity.EXTRA_CARD, detail + "; no shoe in play")
+                continue
+            self.cards_dealt += 1
+            if counter == first and due is not None and self.pending is None:
+                self._hold(_Pending(counter, Irregularity.COUNTER_GAP, None, due))
+                self._latch(Irregularity.COUNTER_GAP, f"{detail}; it was due for {due.target}",
+                            counter=counter)
+            else:
+                self._stray(None, counter, Irregularity.COUNTER_GAP, detail)
+
+    def _late_report(self, card: Card | None, counter: int) -> None:
+        """A card counted as unreported is reported after all (e.g. resent by a shoe after a
+        restart): if it is the pending one its face resolves it, else it stays set aside."""
+        epoch = self._epoch
+        epoch.missing.discard(counter)
+        epoch.faces[counter] = None if card is None else card.code
+        pending = self.pending
+        if card is not None and pending is not None and pending.counter == counter:
+            self._resolve_pending(card, source="scanner", actor=None)
+        else:
+            self.notice = f"card {counter} reported late: it stays set aside"
+
     def _on_camera_read(self, item: CameraRead) -> None:
         pending = self.pending
-        if pending is None or pending.reason is not Irregularity.MISREAD:
+        if pending is None or pending.reason not in _UNREAD:
             self.notice = "camera read ignored: no unread card is pending"
             return
         if pending.counter != item.counter:
@@ -335,18 +506,13 @@ class Table:
     def _on_shoe_event(self, item: ShoeEventInput) -> None:
         event = item.event
         if event == "shoe_loaded":
-            if self.state in ("no_shoe", "shoe_finished"):
-                self._new_shoe()
-            else:
-                self.notice = "shoe reports a new shoe while one is in play: ignored"
+            self._on_shoe_loaded(item.counter)
         elif event == "cut_card":
             self._on_cut_card()
         elif event == "lid_opened":
-            self.lid_open = True
-            if self._round_in_progress() or self.state in ("shoe_loaded", "burn"):
-                self._latch(Irregularity.LID_OPENED, "lid opened mid-round")
+            self._lid(True)
         elif event == "lid_closed":
-            self.lid_open = False
+            self._lid(False)
         elif event == "shoe_empty":
             self.shoe_empty = True
             if self._due() is not None:
@@ -361,6 +527,43 @@ class Table:
         elif event == "pull_refused":
             self.notice = "The exit is locked: no card is due"
         self._emit("shoe_event", event=event)
+
+    def _on_shoe_loaded(self, load: int) -> None:
+        """A freshly shuffled shoe was loaded into the device: its counters start again."""
+        self._epoch.restart(load if self._numbers_loads else 0)
+        if self.state in ("no_shoe", "shoe_finished"):
+            self._new_shoe()
+        elif self.state == "shoe_loaded" and self.cards_dealt == 0:
+            self.notice = "the shoe was loaded again before its first card"
+        elif not self.reloaded:
+            self.reloaded = True
+            self._latch(Irregularity.SHOE_RELOADED,
+                        f"shoe {self.shoe_number} was in play ({self.cards_dealt} cards dealt)")
+
+    def _lid(self, open_: bool) -> None:
+        if open_ == self.lid_open:
+            return  # reported again (a resend after a restart, or a status report)
+        self.lid_open = open_
+        if open_ and (self._round_in_progress() or self.state in ("shoe_loaded", "burn")):
+            self._latch(Irregularity.LID_OPENED, "lid opened mid-round")
+
+    def _on_shoe_status(self, item: ShoeStatus) -> None:
+        epoch = self._epoch
+        if not epoch.known:
+            epoch.known, epoch.last_counter = True, item.counter
+        elif item.counter > epoch.last_counter:
+            self._gap(epoch.last_counter + 1, item.counter)
+        elif item.counter < epoch.last_counter:
+            self._latch(Irregularity.COUNTER_MISMATCH,
+                        f"the shoe reports {item.counter} cards drawn; the table has "
+                        f"{epoch.last_counter}")
+        self._lid(item.lid_open)
+
+    def _on_message_refused(self, item: MessageRefused) -> None:
+        self._latch(Irregularity.UNREADABLE_MESSAGE, f"{item.code}: {item.detail}".rstrip(": "))
+
+    def _on_shoe_unresponsive(self, item: ShoeUnresponsive) -> None:
+        self._latch(Irregularity.SHOE_NOT_RESPONDING, item.detail)
 
     def _on_button(self, item: ButtonPressed) -> None:
         if self.alarm == "latched":
@@ -404,9 +607,9 @@ class Table:
             self._supervisor_clear(item)
         elif action == "void_round":
             if not self._round_in_progress():
-                self.notice = "no round in progress to void"
+                self._refuse("no round in progress to void")
                 return
-            self.pending = None
+            self._set_aside_pending()
             self.game.void_round()
             self.void()
             self._emit("round_void", round=self.round_number, supervisor=item.supervisor,
@@ -415,24 +618,34 @@ class Table:
             self._after_round()
         elif action == "enter_card":
             if item.card is None:
-                self.notice = "enter_card needs a card"
+                self._refuse("enter_card needs a card")
             elif self.pending is None:
-                self.notice = "no unread or suspect card is pending"
+                self._refuse("no unread or suspect card is pending")
             else:
                 self._resolve_pending(item.card, source="supervisor", actor=item.supervisor)
         elif action == "end_shoe":
-            if self.state in ("no_shoe", "shoe_finished"):
-                self.notice = "no shoe in play to end"
+            if not self._shoe_in_play():
+                self._refuse("no shoe in play to end")
                 return
-            if self._round_in_progress():
+            if self.state.endswith("result_shown") and self.pending is None:
+                # The round's cards are complete and its result is shown: it stands.
+                self.confirm()
+                self._emit("result_confirmed", round=self.round_number)
+            elif self._round_in_progress():
                 self.game.void_round()
                 self._emit("round_void", round=self.round_number, supervisor=item.supervisor,
                            reason="shoe ended early")
-            self.pending = None
+            self._set_aside_pending()
             self._clear_latches(item.supervisor, keep_conditions=False)
             self._finish_shoe(early=True, supervisor=item.supervisor)
+            if self.reloaded:  # the shoe loaded meanwhile is dealt now
+                self.reloaded = False
+                self._new_shoe()
         else:
-            self.notice = f"unknown supervisor action {action!r}"
+            self._refuse(f"unknown supervisor action {action!r}")
+
+    def _refuse(self, reason: str) -> None:
+        self.refusal = self.notice = reason
 
     # ------------------------------------------------------------------ view
     def view(self) -> TableView:
@@ -491,6 +704,29 @@ class Table:
             link_up=self.link_up,
         )
 
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the table holds, as plain values: two tables fed the same inputs have
+        equal snapshots (how a test checks that the journal rebuilds the live table)."""
+        return {
+            "state": self.state, "alarm": self.alarm, "round": self.round_number,
+            "shoe": self.shoe_number, "latched": [latch.to_dict() for latch in self.latched],
+            "pending": None if self.pending is None else (
+                self.pending.counter, self.pending.reason.value,
+                None if self.pending.card is None else self.pending.card.code,
+                self.pending.due.target),
+            "lid_open": self.lid_open, "link_up": self.link_up, "cards_dealt": self.cards_dealt,
+            "burn": [card.code for card in self.burn_cards], "strays": list(self.strays),
+            "seen": sorted((card.code, n) for card, n in self.seen.items() if n),
+            "cut_card_seen": self.cut_card_seen, "shoe_empty": self.shoe_empty,
+            "reloaded": self.reloaded, "profile_sha256": self.profile_sha256,
+            "device": (self.device_serial, self.device_capabilities, self.shoe_device),
+            "epochs": {serial: (e.load, e.last_counter, e.known, sorted(e.faces.items(),
+                                key=lambda kv: kv[0]), sorted(e.missing))
+                       for serial, e in self._epochs.items()},
+            "round_cards": self.game.cards_in_round(),
+            "view": self.view().to_dict(),
+        }
+
     # ------------------------------------------------------------------ internals
     def _misplaced(self) -> Irregularity:
         """Which irregularity a card is when none is due."""
@@ -500,12 +736,12 @@ class Table:
 
     def _due(self, *, in_flight: bool = False) -> Due | None:
         """The card due now. ``in_flight``: for a card the shoe let out of an unlocked exit;
-        if the only errors are lost links, it was drawn before the link dropped (the shoe
-        locks itself when it loses the host and flags anything drawn after), so it is due."""
+        latches that say nothing against such a card (``_IN_FLIGHT_TOLERATED``) do not stop
+        it being dealt."""
         if self.pending is not None:
             return None
         if self.alarm == "latched" and not (
-            in_flight and all(l.kind is Irregularity.LINK_LOST for l in self.latched)
+            in_flight and all(l.kind in _IN_FLIGHT_TOLERATED for l in self.latched)
         ):
             return None
         if self.state in ("shoe_loaded", "burn"):
@@ -513,6 +749,9 @@ class Table:
         if self.state.endswith("betting_closed") or ".dealing." in self.state:
             return self.game.card_due()
         return None
+
+    def _shoe_in_play(self) -> bool:
+        return self.state not in ("no_shoe", "shoe_finished")
 
     def _round_in_progress(self) -> bool:
         return any(
@@ -526,9 +765,10 @@ class Table:
         return self.state.endswith("result_confirmed")
 
     def _new_shoe(self) -> None:
+        if self._next_game is not None:
+            self.game, self._next_game = self._next_game, None
         self.shoe_number += 1
         self.round_number = 0
-        self.last_counter = 0
         self.cards_dealt = 0
         self.burn_cards = []
         self.strays = []
@@ -536,6 +776,7 @@ class Table:
         self.cut_card_seen = False
         self.shoe_empty = False
         self.pending = None
+        self.shoe_device = self.device_serial
         self.game.new_shoe()
         self.load_shoe()
         self._emit("shoe_loaded", shoe=self.shoe_number)
@@ -600,10 +841,30 @@ class Table:
         self, card: Card | None, counter: int | None, kind: Irregularity, detail: str = ""
     ) -> None:
         code = None if card is None else card.code
-        self.strays.append({"card": code, "counter": counter, "round": self.round_number,
-                            "kind": kind.value})
+        self._set_aside(code, counter, kind)
         text = detail or (f"{code} set aside" if code else "unread card set aside")
         self._latch(kind, text, card=code, counter=counter)
+
+    def _set_aside(self, code: str | None, counter: int | None, kind: Irregularity) -> None:
+        """A card that left the shoe is not played: it is set aside (every card that left the
+        shoe is burned, dealt, set aside or pending, and each of these says so by an event)."""
+        self.strays.append({"card": code, "counter": counter, "round": self.round_number,
+                            "kind": kind.value})
+        self._emit("card_set_aside", card=code, counter=counter, kind=kind.value,
+                   round=self.round_number)
+
+    def _hold(self, pending: _Pending) -> None:
+        """A card left the shoe for ``pending.due`` but cannot be played yet."""
+        self.pending = pending
+        self._emit("card_pending", counter=pending.counter, reason=pending.reason.value,
+                   card=None if pending.card is None else pending.card.code,
+                   target=pending.due.target, round=self.round_number)
+
+    def _set_aside_pending(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            self._set_aside(None if pending.card is None else pending.card.code,
+                            pending.counter, pending.reason)
 
     def _latch(
         self, kind: Irregularity, detail: str = "", *, card: str | None = None,
@@ -616,19 +877,15 @@ class Table:
 
     def _supervisor_clear(self, item: SupervisorAction) -> None:
         if not self.latched:
-            self.notice = "nothing to clear"
+            self._refuse("nothing to clear")
             return
         blocking = self._blocking_conditions()
         if blocking:
-            self.notice = f"cannot clear yet: {blocking}"
+            self._refuse(f"cannot clear yet: {blocking}")
             self._emit("clear_refused", supervisor=item.supervisor, reason=blocking)
             return
-        if self.pending is not None:
-            # The suspect card is accepted as read: it is set aside, not played.
-            self.strays.append({"card": None if self.pending.card is None else
-                                self.pending.card.code, "counter": self.pending.counter,
-                                "round": self.round_number, "kind": self.pending.reason.value})
-            self.pending = None
+        # A suspect card is accepted as read: it is set aside, not played.
+        self._set_aside_pending()
         self._clear_latches(item.supervisor, keep_conditions=False)
 
     def _blocking_conditions(self) -> str:
@@ -636,8 +893,14 @@ class Table:
             return "the shoe lid is open"
         if not self.link_up:
             return "the shoe is not connected"
-        if self.pending is not None and self.pending.reason is Irregularity.MISREAD:
-            return "an unread card is pending: enter it"
+        if self.reloaded:
+            return "a new shoe was loaded: end the shoe in play"
+        if (self._shoe_in_play() and self.shoe_device is not None
+                and self.device_serial != self.shoe_device):
+            return (f"shoe {self.device_serial or '?'} is connected, not "
+                    f"{self.shoe_device or '?'}: reconnect it or end the shoe")
+        if self.pending is not None and self.pending.reason in _UNREAD:
+            return (f"card {self.pending.counter} was not read: enter it, or void the round")
         return ""
 
     def _clear_latches(self, supervisor: str, *, keep_conditions: bool) -> None:
@@ -647,6 +910,9 @@ class Table:
             if keep_conditions and (
                 (latched.kind is Irregularity.LID_OPENED and self.lid_open)
                 or (latched.kind is Irregularity.LINK_LOST and not self.link_up)
+                or (latched.kind is Irregularity.SHOE_RELOADED and self.reloaded)
+                or (latched.kind is Irregularity.SHOE_SWAPPED
+                    and self.device_serial != self.shoe_device)
             ):
                 kept.append(latched)
             else:
@@ -659,26 +925,28 @@ class Table:
             self.unlatch()
 
     def _resolve_pending(self, card: Card, *, source: str, actor: str | None) -> None:
+        """The pending card's face is now known (camera, supervisor, a late report): it
+        goes where it was due when it left the shoe, whatever else is latched meanwhile."""
         pending = self.pending
         assert pending is not None
+        copies = self.seen[card] + (0 if pending.card == card else 1)
+        if copies > self.game.copies_per_card:
+            self._refuse(f"{card.code}: the shoe holds only {self.game.copies_per_card} copies")
+            return
         if pending.card is not None:
             # A suspect card replaced by what the supervisor says it really is.
             self.seen[pending.card] -= 1
         self.seen[card] += 1
-        if self.seen[card] > self.game.copies_per_card:
-            self.seen[card] -= 1
-            self.notice = f"{card.code}: the shoe holds only {self.game.copies_per_card} copies"
-            return
         self.pending = None
-        self.latched = [l for l in self.latched if l.kind not in
-                        (Irregularity.MISREAD, Irregularity.TOO_MANY_COPIES)]
-        self._emit("irregularity_cleared", kind=pending.reason.value, supervisor=actor,
-                   round=self.round_number, card=card.code, source=source)
-        if not self.latched:
+        resolved = [l for l in self.latched
+                    if l.kind in _PENDING_KINDS and l.counter == pending.counter]
+        self.latched = [l for l in self.latched if l not in resolved]
+        for latched in resolved:
+            self._emit("irregularity_cleared", kind=latched.kind.value, supervisor=actor,
+                       round=latched.round, card=card.code, source=source)
+        if not self.latched and self.alarm == "latched":
             self.unlatch()
-        due = self._due()
-        if due is not None:
-            self._apply(card, due, source=source, counter=pending.counter)
+        self._apply(card, pending.due, source=source, counter=pending.counter)
 
     def _emit(self, event_type: str, /, **data: Any) -> None:
         self._events.append({"type": event_type, **data})

@@ -16,7 +16,7 @@ from shoe_controller import __version__
 from shoe_controller.config import RunConfig
 from shoe_controller.device import ShoeConnection
 from shoe_controller.errors import ConfigError, JournalError
-from shoe_controller.games.registry import create_game
+from shoe_controller.games.registry import game_from_toml, read_profile
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import TableController
 from shoe_controller.table.inputs import CameraCheck
@@ -48,8 +48,14 @@ def table_system_reporter(config: RunConfig) -> Any:
 def journal_lock(journal: Path) -> Iterator[None]:
     """Hold ``<journal>.lock`` exclusively: two controllers on one journal would interleave
     two tables' inputs. The OS releases it when the process dies, even by SIGKILL."""
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    with open(journal.with_name(journal.name + ".lock"), "a+") as lock:
+    lock_path = journal.with_name(journal.name + ".lock")
+    try:
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        lock_file = open(lock_path, "a+")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise JournalError(f"{journal}: cannot create the journal's lock file "
+                           f"{lock_path.name}: {exc.strerror or exc}") from None
+    with lock_file as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -61,18 +67,23 @@ def journal_lock(journal: Path) -> Iterator[None]:
 
 
 def link_config(config: RunConfig) -> LinkConfig:
-    return LinkConfig(heartbeat_interval=config.heartbeat_seconds,
-                      link_timeout=config.link_timeout_seconds)
+    return config.link_config()
 
 
 @contextlib.contextmanager
 def running_table(config: RunConfig, *, usb_backend: Any = None,
                   connection: ShoeConnection | None = None) -> Iterator[TableController]:
     """A started controller (journal replayed) connected to ``config.device``; closes all."""
-    game = create_game(config.profile)  # a bad profile fails before anything is opened
+    profile = read_profile(config.profile)  # a bad profile fails before anything is opened
+    game = game_from_toml(profile.text, profile.origin)  # exactly the text journalled
     reporter = table_system_reporter(config)  # so does a missing key file
     with contextlib.ExitStack() as stack:
+        # Two controllers on one journal (an overlapping service restart) would interleave
+        # two tables' inputs in one chain: the second one stops here.
+        stack.enter_context(journal_lock(config.journal))
         journal = stack.enter_context(Journal(config.journal, durability=config.durability))
+        if reporter is not None:  # the numbers its events got are kept in the journal's file
+            stack.enter_context(reporter.attach_journal(journal))
         if connection is None:
             url = config.device
             connection = ShoeConnection(
@@ -90,6 +101,7 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
             version=__version__,
             reporter=reporter,
             down_policy=config.table_down_policy,
+            profile_toml=profile.text,
         )
         controller.start()  # replays the journal, which also rebuilds the reported events
         if reporter is not None:
@@ -115,19 +127,25 @@ class Services:
 
 
 @contextlib.contextmanager
-def services(controller: TableController, *, http: str | None = None,
+def services(controller: TableController, *, http: Any = None,
              camera: str | None = None, deck: str | None = None, models: str | None = None,
-             cross_check: bool = False) -> Iterator[Services]:
-    """Start the dealer display (``http`` "HOST:PORT") and the camera fallback (``camera``
-    source with an enrolled ``deck``) for ``controller``; stop them on exit."""
+             cross_check: bool = False, console: Any = None) -> Iterator[Services]:
+    """Start the dealer display (``http``: validated ``HttpSettings``, as
+    ``RunConfig.http_settings()`` gives them, or an ``--http`` text served on loopback
+    without TLS), the camera fallback (``camera`` source with an enrolled ``deck``) and the
+    supervisor console (``console``: the lines to read, e.g. ``sys.stdin``) for
+    ``controller``; stop them on exit. A failure of any of them in its own thread stops the
+    loop of :meth:`Services.should_stop` and is re-raised there."""
     started = Services()
     with contextlib.ExitStack() as stack:
         if http:
-            from shoe_controller.games.baccarat.profile import load_profile
-            from shoe_controller.web.app import parse_http, start_web
+            from shoe_controller.web.app import serve
+            from shoe_controller.web.binding import http_settings
 
-            host, port = parse_http(http)
-            web = start_web(controller, host, port, profile=load_profile(controller.profile))
+            settings = http_settings(http) if isinstance(http, str) else http
+            # The profile the table plays (journalled), not the file as it may be now.
+            web = serve(controller, settings,
+                        profile=controller.table.game.profile)  # type: ignore[attr-defined]
             stack.callback(web.close)
             started.checks.append(web)
             print(f"dealer display: {web.url}", flush=True)
@@ -151,4 +169,10 @@ def services(controller: TableController, *, http: str | None = None,
                                       on_disagreement=disagreement).attach()
             stack.callback(fallback.close)
             started.checks.append(fallback)
+        if console is not None:
+            from shoe_controller.display.supervisor_console import SupervisorConsole
+
+            typed = SupervisorConsole(controller, console).start()
+            stack.callback(typed.close)
+            started.checks.append(typed)
         yield started

@@ -7,6 +7,7 @@ traceback, nothing on stdout, and nothing created or changed on disk.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import signal
 import time
 from pathlib import Path
@@ -135,40 +136,40 @@ def test_journal_in_a_directory_that_cannot_exist_is_a_clear_error(tmp_path: Pat
     assert_refused(done.stderr, done.stdout, done.returncode, str(blocker))
 
 
-def wait_for_session_record(journal: Path, timeout: float = 20.0) -> int:
-    """Wait until ``shoe run`` has journalled its session start; returns the record count."""
+def wait_for_session_record(journal: Path, timeout: float = 20.0, sessions: int = 1) -> int:
+    """Wait until ``shoe run`` has journalled its session start (the ``sessions``-th);
+    returns the record count."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if journal.exists():
             # The file may be half-created: look again.
             with contextlib.suppress(ShoeError), Journal(journal, readonly=True) as store:
-                if any(r.kind == "session" for r in store.records()):
+                if sum(r.kind == "session" for r in store.records()) >= sessions:
                     return store.count()
         time.sleep(0.02)
     raise AssertionError(f"no session record in {journal} within {timeout} s")
 
 
-def test_journal_of_another_profile_is_refused(tmp_path: Path, procs: ProcessKeeper) -> None:
+def test_a_journal_keeps_the_profile_each_session_played(tmp_path: Path,
+                                                        procs: ProcessKeeper) -> None:
+    """The profile is journalled with each session (its text and hash), so another profile
+    between shoes is taken as it is, and nothing old is re-read from a file."""
     journal = tmp_path / "journal.sqlite"
-    first = procs.start(
-        shoe_command(
-            "run", "--device", NOWHERE, "--profile", PROFILE, "--journal", str(journal), "--quiet"
-        ),
-        "first",
-    )
-    wait_for_session_record(journal)
-    first.popen.send_signal(signal.SIGTERM)
-    assert first.wait(20) == 0, first.stderr()[-2000:]
+    for profile in (PROFILE, "baccarat-6d"):
+        run = procs.start(
+            shoe_command("run", "--device", NOWHERE, "--profile", profile, "--journal",
+                         str(journal), "--quiet"),
+            profile,
+        )
+        wait_for_session_record(journal, sessions=1 if profile == PROFILE else 2)
+        run.popen.send_signal(signal.SIGTERM)
+        assert run.wait(20) == 0, run.stderr()[-2000:]
     with Journal(journal, readonly=True) as store:
-        before = [r.hash for r in store.records()]
-
-    done = run_shoe_cli(
-        "run", "--device", NOWHERE, "--profile", "baccarat-6d", "--journal", str(journal)
-    )
-    assert_refused(
-        done.stderr, done.stdout, done.returncode, str(journal), f"'{PROFILE}'", "'baccarat-6d'"
-    )
-    with Journal(journal, readonly=True) as store:
-        assert [r.hash for r in store.records()] == before  # nothing appended
+        sessions = [r.data for r in store.records() if r.kind == "session"]
+    assert [s["profile"] for s in sessions] == [PROFILE, "baccarat-6d"]
+    for session in sessions:
+        assert f'name = "{session["profile"]}"' in session["profile_toml"]
+        assert hashlib.sha256(session["profile_toml"].encode()).hexdigest() == \
+            session["profile_sha256"]
     verify = run_shoe_cli("journal", "verify", str(journal))
     assert verify.returncode == 0, verify.stdout

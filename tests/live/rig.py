@@ -39,7 +39,7 @@ from simulators.shoe_model import CardOut, ShoeModel, ShoeOutput
 PROFILE = "punto-banco-1d"
 CUT_CARD = 14
 SUPERVISOR = "alice"
-PIN = "4711"
+PIN = "471147"
 PIN_HASH = hash_pin(PIN, salt=b"live-table-tests", iterations=MIN_PIN_ITERATIONS)
 """Hashed once per test session: the weakest PBKDF2 the config accepts keeps each check fast."""
 

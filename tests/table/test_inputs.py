@@ -17,10 +17,14 @@ from shoe_controller.table.inputs import (
     CameraRead,
     CardDrawn,
     CardMisread,
+    DeviceConnected,
     DeviceFault,
     LinkChanged,
+    MessageRefused,
     SessionStarted,
     ShoeEventInput,
+    ShoeStatus,
+    ShoeUnresponsive,
     SupervisorAction,
     input_from_record,
 )
@@ -40,7 +44,12 @@ inputs = st.one_of(
     st.builds(DeviceFault, texts, texts),
     st.builds(BettingCommand, st.sampled_from(["open", "close"]), texts),
     st.builds(SupervisorAction, texts, texts, st.none() | cards, texts),
-    st.builds(SessionStarted, texts, texts, texts),
+    st.builds(SessionStarted, texts, texts, texts, texts, texts),
+    st.builds(DeviceConnected, texts, texts, texts, texts, st.integers(0, 2**32 - 1),
+              st.integers(0, 2**32 - 1), st.booleans()),
+    st.builds(ShoeStatus, counters, st.booleans(), st.booleans(), st.booleans(), texts),
+    st.builds(MessageRefused, texts, texts),
+    st.builds(ShoeUnresponsive, texts),
 )
 
 
@@ -51,7 +60,7 @@ def test_round_trip_through_json(item) -> None:
 
 
 def test_every_kind_is_covered() -> None:
-    assert len(INPUT_TYPES) == 11
+    assert len(INPUT_TYPES) == 15
 
 
 @pytest.mark.parametrize(
