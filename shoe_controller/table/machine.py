@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from transitions import Machine
@@ -32,6 +32,7 @@ from transitions.extensions.nesting import HierarchicalMachine, NestedState
 
 from shoe_controller.cards import Card
 from shoe_controller.table.game import Due, Game
+from shoe_controller.table.identity import ShoeIdentity
 from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
@@ -122,27 +123,6 @@ class _Pending:
     reason: Irregularity
     card: Card | None
     due: Due
-
-
-@dataclass
-class _Epoch:
-    """Card identity on one shoe device since its last load: the end-to-end key of a card is
-    (device serial, load, counter), so a resent card is recognised and a reloaded shoe's
-    counters are never taken for resends.
-
-    ``faces`` holds what the shoe reported for each counter (a card code, None for unread),
-    ``missing`` the counters that left the shoe without a report (a gap). ``known`` is False
-    until the table knows where the device's counter stands (a load, a card or a status)."""
-
-    load: int = 0
-    last_counter: int = 0
-    known: bool = False
-    faces: dict[int, str | None] = field(default_factory=dict)
-    missing: set[int] = field(default_factory=set)
-
-    def restart(self, load: int) -> None:
-        self.load, self.last_counter, self.known = load, 0, True
-        self.faces, self.missing = {}, set()
 
 
 @dataclass
@@ -241,9 +221,6 @@ _PENDING_KINDS = frozenset(
 )
 #: Pending cards whose face is unknown: a supervisor must enter them (or void the round).
 _UNREAD = frozenset({Irregularity.MISREAD, Irregularity.COUNTER_GAP})
-#: Capability bit of a shoe that numbers its loads (SPEC 6.2, revision 1.1); the same value as
-#: ``firmware_protocol.messages.Capability.LOAD_NUMBER`` (the table does not import the wire).
-LOAD_NUMBER_CAPABILITY = 0x100
 
 
 class Table:
@@ -292,22 +269,20 @@ class Table:
         self.profile = ""
         self.profile_sha256 = ""
         self._next_game: Game | None = None
-        self.device_serial = ""
-        self.device_capabilities = 0
+        self.identity = ShoeIdentity()
         self.shoe_device: str | None = None
         """Serial of the shoe device the shoe in play was loaded in (None: no shoe yet)."""
-        self._epochs: dict[str, _Epoch] = {"": _Epoch()}
         self._events: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ card identity
     @property
-    def _epoch(self) -> _Epoch:
-        return self._epochs.setdefault(self.device_serial, _Epoch())
-
-    @property
     def last_counter(self) -> int:
         """The highest card counter the connected shoe has reported since its last load."""
-        return self._epoch.last_counter
+        return self.identity.counters.last_counter
+
+    @property
+    def device_serial(self) -> str:
+        return self.identity.serial
 
     def is_duplicate(self, item: TableInput) -> bool:
         """Whether the shoe resent something the journal already holds (after a restart of
@@ -318,24 +293,20 @@ class Table:
         journalled and latched). A SHOE_LOADED is a repeat when the shoe numbers its loads and
         names the load in play; without load numbers a reload is always taken as new.
         """
-        epoch = self._epoch
-        if isinstance(item, (CardDrawn, CardMisread)) and item.counter in epoch.faces:
-            face = item.card.code if isinstance(item, CardDrawn) else None
-            return epoch.faces[item.counter] == face
+        if isinstance(item, CardDrawn):
+            return self.identity.is_repeat_card(item.counter, item.card.code)
+        if isinstance(item, CardMisread):
+            return self.identity.is_repeat_card(item.counter, None)
         if isinstance(item, ShoeEventInput) and item.event == "shoe_loaded":
-            return (self._numbers_loads and item.counter != 0 and epoch.known
-                    and item.counter == epoch.load)
+            return self.identity.is_repeat_load(item.counter)
         return False
-
-    @property
-    def _numbers_loads(self) -> bool:
-        return bool(self.device_capabilities & LOAD_NUMBER_CAPABILITY)
 
     def status_news(self, counter: int, lid_open: bool) -> bool:
         """Whether a shoe status report with this counter and lid state tells the table
         something it does not know (then it is journalled as a :class:`ShoeStatus`)."""
-        epoch = self._epoch
-        return counter != epoch.last_counter or not epoch.known or lid_open != self.lid_open
+        counters = self.identity.counters
+        return (counter != counters.last_counter or not counters.known
+                or lid_open != self.lid_open)
 
     # ------------------------------------------------------------------ inputs
     def handle(self, item: TableInput) -> list[dict[str, Any]]:
@@ -368,12 +339,11 @@ class Table:
             self.notice = f"profile {item.profile!r} applies from the next shoe"
 
     def _on_device(self, item: DeviceConnected) -> None:
-        if self.shoe_device == "" and item.serial:
+        anonymous = self.shoe_device == "" and bool(item.serial)
+        if anonymous:
             # The shoe in play was loaded before devices were identified: it is this one.
             self.shoe_device = item.serial
-            self._epochs[item.serial] = self._epochs.pop("", _Epoch())
-        self.device_serial = item.serial
-        self.device_capabilities = item.capabilities
+        self.identity.connect(item.serial, item.capabilities, adopt_anonymous=anonymous)
         self._emit("device_connected", serial=item.serial, model=item.model,
                    firmware=item.firmware, restarted=item.restarted)
         if (self._shoe_in_play() and self.shoe_device is not None
@@ -411,26 +381,26 @@ class Table:
     def _card_out(self, card: Card | None, counter: int, while_locked: bool) -> Due | None:
         """Account a card (``None``: unread) that left the shoe; the card it is due as, or
         None when it was set aside as an irregularity (or is no new card at all)."""
-        epoch = self._epoch
+        counters = self.identity.counters
         code = None if card is None else card.code
-        if counter in epoch.missing:
+        if counter in counters.missing:
             self._late_report(card, counter)
             return None
-        if counter in epoch.faces:  # the same counter again, with another face
+        if counter in counters.faces:  # the same counter again, with another face
             self._latch(Irregularity.COUNTER_MISMATCH,
                         f"the shoe reports card {counter} as {code or 'unread'}, after "
-                        f"{epoch.faces[counter] or 'unread'}", card=code, counter=counter)
+                        f"{counters.faces[counter] or 'unread'}", card=code, counter=counter)
             return None
-        if epoch.known and counter <= epoch.last_counter:
+        if counters.known and counter <= counters.last_counter:
             self._latch(Irregularity.COUNTER_MISMATCH,
-                        f"the shoe reports card {counter} after card {epoch.last_counter}",
+                        f"the shoe reports card {counter} after card {counters.last_counter}",
                         card=code, counter=counter)
             return None
-        if epoch.known and counter > epoch.last_counter + 1:
-            self._gap(epoch.last_counter + 1, counter - 1)
-        epoch.known = True
-        epoch.last_counter = counter
-        epoch.faces[counter] = code
+        if counters.known and counter > counters.last_counter + 1:
+            self._gap(counters.last_counter + 1, counter - 1)
+        counters.known = True
+        counters.last_counter = counter
+        counters.faces[counter] = code
         unread = "" if card is not None else "unread card"
         if not self._shoe_in_play():
             self._stray(card, counter, Irregularity.EXTRA_CARD, "no shoe in play")
@@ -450,13 +420,13 @@ class Table:
         """Cards ``first``..``last`` left the shoe without a report (a refused frame, a lost
         message): the first one took the place of the card due then, the others are set
         aside. A gap longer than a shoe is no gap but a confused counter."""
-        epoch = self._epoch
-        epoch.last_counter = max(epoch.last_counter, last)
+        counters = self.identity.counters
+        counters.last_counter = max(counters.last_counter, last)
         if last - first + 1 > 52 * self.game.copies_per_card:
             self._latch(Irregularity.COUNTER_MISMATCH,
                         f"the shoe's counter jumped from {first - 1} to {last}")
             return
-        epoch.missing.update(range(first, last + 1))
+        counters.missing.update(range(first, last + 1))
         in_play = self._shoe_in_play()
         due = self._due(in_flight=True) if in_play else None
         for counter in range(first, last + 1):
@@ -475,9 +445,9 @@ class Table:
     def _late_report(self, card: Card | None, counter: int) -> None:
         """A card counted as unreported is reported after all (e.g. resent by a shoe after a
         restart): if it is the pending one its face resolves it, else it stays set aside."""
-        epoch = self._epoch
-        epoch.missing.discard(counter)
-        epoch.faces[counter] = None if card is None else card.code
+        counters = self.identity.counters
+        counters.missing.discard(counter)
+        counters.faces[counter] = None if card is None else card.code
         pending = self.pending
         if card is not None and pending is not None and pending.counter == counter:
             self._resolve_pending(card, source="scanner", actor=None)
@@ -530,7 +500,7 @@ class Table:
 
     def _on_shoe_loaded(self, load: int) -> None:
         """A freshly shuffled shoe was loaded into the device: its counters start again."""
-        self._epoch.restart(load if self._numbers_loads else 0)
+        self.identity.new_load(load)
         if self.state in ("no_shoe", "shoe_finished"):
             self._new_shoe()
         elif self.state == "shoe_loaded" and self.cards_dealt == 0:
@@ -548,15 +518,15 @@ class Table:
             self._latch(Irregularity.LID_OPENED, "lid opened mid-round")
 
     def _on_shoe_status(self, item: ShoeStatus) -> None:
-        epoch = self._epoch
-        if not epoch.known:
-            epoch.known, epoch.last_counter = True, item.counter
-        elif item.counter > epoch.last_counter:
-            self._gap(epoch.last_counter + 1, item.counter)
-        elif item.counter < epoch.last_counter:
+        counters = self.identity.counters
+        if not counters.known:
+            counters.known, counters.last_counter = True, item.counter
+        elif item.counter > counters.last_counter:
+            self._gap(counters.last_counter + 1, item.counter)
+        elif item.counter < counters.last_counter:
             self._latch(Irregularity.COUNTER_MISMATCH,
                         f"the shoe reports {item.counter} cards drawn; the table has "
-                        f"{epoch.last_counter}")
+                        f"{counters.last_counter}")
         self._lid(item.lid_open)
 
     def _on_message_refused(self, item: MessageRefused) -> None:
@@ -719,10 +689,7 @@ class Table:
             "seen": sorted((card.code, n) for card, n in self.seen.items() if n),
             "cut_card_seen": self.cut_card_seen, "shoe_empty": self.shoe_empty,
             "reloaded": self.reloaded, "profile_sha256": self.profile_sha256,
-            "device": (self.device_serial, self.device_capabilities, self.shoe_device),
-            "epochs": {serial: (e.load, e.last_counter, e.known, sorted(e.faces.items(),
-                                key=lambda kv: kv[0]), sorted(e.missing))
-                       for serial, e in self._epochs.items()},
+            "identity": self.identity.snapshot(), "shoe_device": self.shoe_device,
             "round_cards": self.game.cards_in_round(),
             "view": self.view().to_dict(),
         }
