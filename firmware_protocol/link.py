@@ -25,6 +25,7 @@ never acknowledged before its owner had the chance to journal it.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from collections import deque
@@ -43,15 +44,20 @@ from firmware_protocol.messages import (
     PROTOCOL_VERSION,
     UNSEQUENCED_TYPES,
     Ack,
+    Capability,
     DeviceIdentity,
     DeviceInfo,
     ErrorCode,
     ErrorReport,
     Heartbeat,
     HostHello,
+    LinkFeature,
+    LinkOptions,
     Message,
     MessageType,
+    Nak,
 )
+from firmware_protocol.rtt import RttEstimator
 
 SEQ_MODULO = 1 << 16
 _HALF = SEQ_MODULO // 2
@@ -117,6 +123,16 @@ class LinkConfig:
     """Host: repeat HostHello this often while connecting. Shoe: rate of NOT_CONNECTED replies."""
     max_queued: int = 4096
     """Most messages waiting (queued plus unacknowledged); :meth:`Link.send` refuses more."""
+    fast_recovery: bool = True
+    """Revision 1.2 (SPEC 8.8): between peers that both speak it, a receiver that sees damage
+    sends a Nak at once and the sender resends what is missing without waiting for its
+    timeout; and the timeout follows the measured round trip (RFC 6298). False: revision 1.0
+    exactly (what an older peer does)."""
+    retransmit_timeout_min: float = 0.01
+    """Floor of the adaptive retransmission timeout (seconds)."""
+    nak_holdoff: float = 0.004
+    """Shortest time between two Naks, and the least time after sending a frame before a Nak
+    makes it be sent again (longer once a round trip is measured: it may still be on its way)."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -129,6 +145,8 @@ class LinkConfig:
             "heartbeat_interval",
             "link_timeout",
             "hello_interval",
+            "retransmit_timeout_min",
+            "nak_holdoff",
         ):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
@@ -137,6 +155,8 @@ class LinkConfig:
         if times_ok:
             if self.retransmit_timeout_max < self.retransmit_timeout:
                 problems.append("retransmit_timeout_max must be >= retransmit_timeout")
+            if self.retransmit_timeout_min > self.retransmit_timeout_max:
+                problems.append("retransmit_timeout_min must be <= retransmit_timeout_max")
             if self.link_timeout < 2 * self.heartbeat_interval:
                 problems.append(
                     "link_timeout must be at least 2 x heartbeat_interval "
@@ -146,6 +166,8 @@ class LinkConfig:
             problems.append(f"retransmit_backoff must be >= 1, got {self.retransmit_backoff!r}")
         if not (isinstance(self.max_retransmissions, int) and self.max_retransmissions >= 1):
             problems.append(f"max_retransmissions must be >= 1, got {self.max_retransmissions!r}")
+        if not isinstance(self.fast_recovery, bool):
+            problems.append(f"fast_recovery must be true or false, got {self.fast_recovery!r}")
         if not (isinstance(self.max_queued, int) and self.max_queued >= self.window):
             problems.append(f"max_queued must be an int >= window, got {self.max_queued!r}")
         if problems:
@@ -220,6 +242,11 @@ class LinkStats:
     duplicates: int = 0
     out_of_window: int = 0
     buffered_early: int = 0
+    fast_retransmissions: int = 0
+    """Frames sent again because a Nak said they were missing (not counted in
+    ``retransmissions``, which are the timeout's)."""
+    naks_sent: int = 0
+    naks_received: int = 0
     ignored: int = 0
     """Valid frames that made no sense in the current state (e.g. data while connecting)."""
 
@@ -231,6 +258,14 @@ class LinkStats:
 class _Outgoing:
     seq: int
     message: Message
+    first_sent: float = -math.inf
+    last_sent: float = -math.inf
+    resent: bool = False
+    """Sent more than once: its acknowledgement is no round-trip sample (Karn)."""
+    sacked: bool = False
+    """A Nak said the peer has it (waiting behind a missing one): not resent on a timeout."""
+    nak_resend: bool = False
+    """A Nak said it is missing: resend at the next chance."""
 
 
 def initial_sequence(own_session: int, peer_session: int) -> int:
@@ -264,7 +299,8 @@ class Link:
         self.config = config if config is not None else LinkConfig()
         self.session_id = session_id
         self._device_info = (
-            DeviceInfo.from_identity(identity, session_id) if identity is not None else None
+            self._announce(DeviceInfo.from_identity(identity, session_id))
+            if identity is not None else None
         )
         self._allowed_types = SHOE_TO_HOST if role is Role.SHOE else HOST_TO_SHOE
         self._decoder = FrameDecoder()
@@ -277,8 +313,14 @@ class Link:
         self._queue: deque[Message] = deque()
         self._unacked: deque[_Outgoing] = deque()
         self._tx_next = 0
+        self._rtt = RttEstimator(self.config.retransmit_timeout,
+                                 self.config.retransmit_timeout_min,
+                                 self.config.retransmit_timeout_max)
         self._rto = self.config.retransmit_timeout
         self._rto_deadline: float | None = None
+        self._peer_takes_nak = False  # both ends speak FAST_RECOVERY: Naks may be sent
+        self._nak_wanted = False
+        self._next_nak = -math.inf
         self._retries = 0
         self._rx_expected = 0
         self._rx_early: dict[int, Message | ProtocolError] = {}
@@ -344,12 +386,19 @@ class Link:
         """Feed received bytes; return what they caused, in order: each newly delivered
         message (exactly once, in sequence order) and each link event, interleaved."""
         self._now = max(self._now, now)
+        damaged = self._damage()
         for item in self._decoder.feed_all(data):
             if isinstance(item, Frame):
                 self._on_frame(item, now)
             else:
                 self._on_rejected(item, now)
+        if self._damage() > damaged and self._state is LinkState.UP:
+            self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
         return self._take()
+
+    def _damage(self) -> int:
+        stats = self._decoder.stats
+        return stats.bad_crc + stats.bad_cobs + stats.too_short + stats.oversize
 
     def poll(self, now: float) -> list[LinkOutput]:
         """Run the timers; return what happened since the last call (events, in order)."""
@@ -363,6 +412,10 @@ class Link:
                 self._rto_deadline is not None
                 and now >= self._rto_deadline
                 and self._retries >= self.config.max_retransmissions
+                # A measured timeout runs through its retransmissions quickly: an outage
+                # shorter than the link timeout is still no lost link (revision 1.2).
+                and (not self.config.fast_recovery or not self._unacked
+                     or now - self._unacked[0].first_sent >= self.config.link_timeout)
             ):
                 self._go_down(now, f"no acknowledgement after {self._retries} retransmissions")
         return self._take()
@@ -393,6 +446,7 @@ class Link:
             self._replies.clear()
         if self._state is LinkState.UP:
             sent_before = len(out)
+            self._emit_nak(now, out)
             self._emit_data(now, out)
             carried_ack = len(out) > sent_before
             if self._ack_pending and not carried_ack:
@@ -418,6 +472,8 @@ class Link:
         config = self.config
         if self._output or self._replies or self._ack_pending:
             return self._now
+        if self._state is LinkState.UP and any(out.nak_resend for out in self._unacked):
+            return self._now
         if self._state is not LinkState.UP:
             return self._next_hello if self.role is Role.HOST else None
         if self._queue and len(self._unacked) < config.window:
@@ -425,13 +481,34 @@ class Link:
         deadlines = [self._last_rx + config.link_timeout, self._last_tx + config.heartbeat_interval]
         if self._rto_deadline is not None:
             deadlines.append(self._rto_deadline)
+        if self._nak_wanted:
+            deadlines.append(max(self._now, self._next_nak))
         return min(deadlines)
 
     # ------------------------------------------------------------------ sending internals
 
+    def _emit_nak(self, now: float, out: list[bytes]) -> None:
+        """A Nak, if damage was seen and the last one is not too recent (a very bad line must
+        not turn into a storm of them: one per ``nak_holdoff`` at most)."""
+        if not (self._nak_wanted and self._peer_takes_nak) or now < self._next_nak:
+            return
+        received = 0
+        for offset in range(1, min(self.config.window, 65)):
+            if (self._rx_expected + offset) % SEQ_MODULO in self._rx_early:
+                received |= 1 << (offset - 1)
+        out.append(encode_frame(Nak(received), 0, self._rx_expected))
+        self._nak_wanted = False
+        self._next_nak = now + self.config.nak_holdoff
+        self.stats.naks_sent += 1
+
     def _emit_data(self, now: float, out: list[bytes]) -> None:
         config = self.config
         ack = self._rx_expected
+        for outgoing in self._unacked:  # what a Nak said is missing: at once, in order
+            if outgoing.nak_resend:
+                outgoing.nak_resend = False
+                self._transmit(outgoing, now, ack, out)
+                self.stats.fast_retransmissions += 1
         if (
             self._unacked
             and self._rto_deadline is not None
@@ -439,13 +516,15 @@ class Link:
             and self._retries < config.max_retransmissions
         ):
             for outgoing in self._unacked:
-                out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
-            self.stats.retransmissions += len(self._unacked)
+                if not outgoing.sacked:
+                    self._transmit(outgoing, now, ack, out)
+                    self.stats.retransmissions += 1
             self._retries += 1
             self._rto = min(self._rto * config.retransmit_backoff, config.retransmit_timeout_max)
             self._rto_deadline = now + self._rto
+        # New frames go out whatever was resent: the window, not the resends, limits them.
         while self._queue and len(self._unacked) < config.window:
-            outgoing = _Outgoing(self._tx_next, self._queue.popleft())
+            outgoing = _Outgoing(self._tx_next, self._queue.popleft(), now, now)
             self._tx_next = (self._tx_next + 1) % SEQ_MODULO
             self._unacked.append(outgoing)
             out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
@@ -453,17 +532,50 @@ class Link:
             if self._rto_deadline is None:
                 self._rto_deadline = now + self._rto
 
+    @staticmethod
+    def _transmit(outgoing: _Outgoing, now: float, ack: int, out: list[bytes]) -> None:
+        out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
+        outgoing.last_sent = now
+        outgoing.resent = True
+
     def _on_ack(self, ack: int, now: float) -> None:
         if not self._unacked:
             return
         count = (ack - self._unacked[0].seq) % SEQ_MODULO
         if count == 0 or count > len(self._unacked):
             return  # an old (or bogus) acknowledgement: nothing new
-        for _ in range(count):
-            self._unacked.popleft()
-        self._rto = self.config.retransmit_timeout
+        freed = [self._unacked.popleft() for _ in range(count)]
+        # Karn's rule, and more: if any frame freed here was sent again (or was held by the
+        # peer behind a missing one), this acknowledgement waited for a recovery, not a trip.
+        if self.config.fast_recovery and not any(f.resent or f.sacked for f in freed):
+            self._rtt.sample(now - freed[-1].first_sent)
+        self._rto = self._base_rto()
         self._retries = 0
         self._rto_deadline = now + self._rto if self._unacked else None
+
+    def _base_rto(self) -> float:
+        """The timeout after progress: measured (RFC 6298) with fast recovery, else fixed."""
+        return self._rtt.rto if self.config.fast_recovery else self.config.retransmit_timeout
+
+    def _on_nak(self, ack: int | None, received: int, now: float) -> None:
+        """The peer says what it is missing: resend it now, unless it was sent so recently
+        that it may still be on its way (then the Nak did not know of it yet)."""
+        self.stats.naks_received += 1
+        if ack is None or not self.config.fast_recovery:
+            return
+        holdoff = max(self.config.nak_holdoff, self._rtt.round_trip or 0.0)
+        for outgoing in self._unacked:
+            offset = (outgoing.seq - ack) % SEQ_MODULO
+            if offset > 64:
+                continue  # beyond what a Nak describes (or an old Nak): leave it to the timer
+            if offset >= 1 and (received >> (offset - 1)) & 1:
+                outgoing.sacked = True
+            elif now - outgoing.last_sent >= holdoff:
+                outgoing.nak_resend = True
+
+    def _want_nak(self) -> None:
+        if self._peer_takes_nak:
+            self._nak_wanted = True
 
     def _notify(self, code: ErrorCode, detail: str, now: float) -> None:
         """Tell the peer (unsequenced ErrorReport) and the owner (event), at most once per
@@ -499,6 +611,8 @@ class Link:
             self._on_ack(ack, now)
         if reliable:
             self._on_sequenced(frame.seq, message)
+        elif isinstance(message, Nak):
+            self._on_nak(ack, message.received, now)
         elif isinstance(message, ErrorReport):
             self._on_peer_error(message, now)
 
@@ -520,12 +634,19 @@ class Link:
             else:
                 self._rx_early[seq] = item
                 self.stats.buffered_early += 1
+            self._want_nak()  # a gap: what is before it was lost or damaged
         elif distance >= _HALF:
             self.stats.duplicates += 1
+            self._want_nak()  # our acknowledgement did not arrive: say where we are
         else:
             self.stats.out_of_window += 1
 
     def _deliver(self, item: Message | ProtocolError) -> None:
+        if isinstance(item, LinkOptions):  # the link's own: never handed to the application
+            if self.role is Role.SHOE:
+                self._peer_takes_nak = self.config.fast_recovery and bool(
+                    item.features & LinkFeature.FAST_RECOVERY)
+            return
         self._output.append(item)
         if not isinstance(item, ProtocolError):
             self.stats.delivered += 1
@@ -605,13 +726,33 @@ class Link:
             self._restart_with(peer_session, hello)
         self._peer = hello
         self._last_rx = now
+        if not resumed:
+            self._negotiate(hello)
         if self._state is not LinkState.UP:
             self._state = LinkState.UP
             self._output.append(LinkUp(peer_session, hello, resumed))
             if self._unacked:  # resume: resend what may have been lost at once
-                self._rto = self.config.retransmit_timeout
+                self._rto = self._base_rto()
                 self._retries = 0
                 self._rto_deadline = now
+
+    def _announce(self, info: DeviceInfo) -> DeviceInfo:
+        """The shoe's DeviceInfo says whether its link speaks FAST_RECOVERY (the link's
+        business, not the identity's)."""
+        capabilities = info.capabilities & ~Capability.FAST_RECOVERY
+        if self.config.fast_recovery:
+            capabilities |= Capability.FAST_RECOVERY
+        return dataclasses.replace(info, capabilities=Capability(capabilities))
+
+    def _negotiate(self, hello: DeviceInfo | HostHello) -> None:
+        """A new peer session: agree on fast recovery afresh. The host may send Naks to a shoe
+        that announced FAST_RECOVERY and tells it, by LinkOptions as its first reliable
+        message, that it takes them; a shoe sends none until it has that message."""
+        self._peer_takes_nak = False
+        if self.role is Role.HOST and isinstance(hello, DeviceInfo):
+            if self.config.fast_recovery and hello.capabilities & Capability.FAST_RECOVERY:
+                self._peer_takes_nak = True
+                self._queue.appendleft(LinkOptions(LinkFeature.FAST_RECOVERY))
 
     def _restart_with(self, peer_session: int, hello: DeviceInfo | HostHello) -> None:
         waiting = [out.message for out in self._unacked] + list(self._queue)
@@ -631,7 +772,7 @@ class Link:
         self._rx_expected = start
         self._rx_early.clear()
         self._ack_pending = False
-        self._rto = self.config.retransmit_timeout
+        self._rto = self._base_rto()
         self._rto_deadline = None
         self._retries = 0
 

@@ -36,6 +36,8 @@ class MessageType(enum.IntEnum):
     ACK = 0x03
     HEARTBEAT = 0x04
     ERROR_REPORT = 0x05
+    NAK = 0x06
+    LINK_OPTIONS = 0x07
     CARD_DRAWN = 0x10
     CARD_MISREAD = 0x11
     SHOE_STATE_CHANGED = 0x12
@@ -145,6 +147,15 @@ class Capability(enum.IntFlag):
     CUT_CARD_SENSOR = 0x80
     LOAD_NUMBER = 0x100
     """SHOE_LOADED carries the shoe's load number in ``counter`` (SPEC 6.3, revision 1.1)."""
+    FAST_RECOVERY = 0x200
+    """The shoe's link speaks Nak and LinkOptions (SPEC 8.8, revision 1.2)."""
+
+
+class LinkFeature(enum.IntFlag):
+    """What a host's link handles (LinkOptions.features). Unknown bits are kept and ignored."""
+
+    FAST_RECOVERY = 0x01
+    """The host takes Nak: the shoe may send it."""
 
 
 E = TypeVar("E", bound=enum.IntEnum)
@@ -367,6 +378,57 @@ class Heartbeat(Message):
     def decode_payload(cls, payload: bytes) -> Self:
         _check_size(cls, payload, cls._LAYOUT.size)
         return cls(*cls._LAYOUT.unpack(payload))
+
+
+@dataclass(frozen=True, slots=True)
+class Nak(Message):
+    """Link, both directions, unsequenced (revision 1.2, only between FAST_RECOVERY peers):
+    what the receiver is missing, sent as soon as it sees damage. The header's ``ack``
+    (ACK_VALID) is the first sequence number missing; bit ``i`` of ``received`` says that the
+    frame ``ack + 1 + i`` has arrived (it waits in the receiver's buffer). The sender resends at
+    once each frame it holds that is neither acknowledged nor marked (SPEC 8.8)."""
+
+    TYPE: ClassVar[MessageType] = MessageType.NAK
+    _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<Q")
+
+    received: int = 0
+
+    def __post_init__(self) -> None:
+        _check_uint("received", self.received, 64)
+
+    def encode_payload(self) -> bytes:
+        return self._LAYOUT.pack(self.received)
+
+    @classmethod
+    def decode_payload(cls, payload: bytes) -> Self:
+        _check_size(cls, payload, cls._LAYOUT.size)
+        return cls(*cls._LAYOUT.unpack(payload))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOptions(Message):
+    """Host to shoe, link, reliable (revision 1.2): the link features the host handles
+    (:class:`LinkFeature`). Sent by a host to a shoe that announced FAST_RECOVERY, as its
+    first reliable message of each session; the shoe's link consumes it (its application
+    never sees it). Until it arrives the shoe sends no Nak."""
+
+    TYPE: ClassVar[MessageType] = MessageType.LINK_OPTIONS
+    _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<I")
+
+    features: LinkFeature = LinkFeature(0)
+
+    def __post_init__(self) -> None:
+        raw = self.features
+        _check_uint("features", int(raw) if isinstance(raw, LinkFeature) else raw, 32)
+        object.__setattr__(self, "features", LinkFeature(int(raw)))
+
+    def encode_payload(self) -> bytes:
+        return self._LAYOUT.pack(int(self.features))
+
+    @classmethod
+    def decode_payload(cls, payload: bytes) -> Self:
+        _check_size(cls, payload, cls._LAYOUT.size)
+        return cls(LinkFeature(cls._LAYOUT.unpack(payload)[0]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -741,6 +803,8 @@ MESSAGE_CLASSES: dict[MessageType, type[Message]] = {
         Ack,
         Heartbeat,
         ErrorReport,
+        Nak,
+        LinkOptions,
         CardDrawn,
         CardMisread,
         ShoeStateChanged,
@@ -756,7 +820,8 @@ MESSAGE_CLASSES: dict[MessageType, type[Message]] = {
 }
 
 UNSEQUENCED_TYPES = frozenset(
-    {MessageType.HOST_HELLO, MessageType.DEVICE_INFO, MessageType.ACK, MessageType.HEARTBEAT}
+    {MessageType.HOST_HELLO, MessageType.DEVICE_INFO, MessageType.ACK, MessageType.HEARTBEAT,
+     MessageType.NAK}
 )
 """Types that never occupy a sequence number (the link sends them itself)."""
 

@@ -23,8 +23,11 @@ from firmware_protocol.messages import (
     Heartbeat,
     HostHello,
     Indicator,
+    LinkFeature,
+    LinkOptions,
     Message,
     MisreadReason,
+    Nak,
     Reset,
     ResetKind,
     Sensor,
@@ -104,6 +107,8 @@ MESSAGES: dict[type[Message], st.SearchStrategy[Message]] = {
     StatusRequest: st.just(StatusRequest()),
     SetClock: st.builds(SetClock, u64),
     Reset: st.builds(Reset, st.sampled_from(ResetKind)),
+    Nak: st.builds(Nak, u64),
+    LinkOptions: st.builds(LinkOptions, u32.map(LinkFeature)),
 }
 assert set(MESSAGES) == set(MESSAGE_CLASSES.values()), "a message type has no strategy"
 

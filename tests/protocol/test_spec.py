@@ -19,7 +19,10 @@ from firmware_protocol.messages import (
     ErrorReport,
     Heartbeat,
     HostHello,
+    LinkFeature,
+    LinkOptions,
     Message,
+    Nak,
     Sensor,
     SetExitLock,
 )
@@ -40,6 +43,9 @@ EXAMPLES: list[tuple[str, bytes]] = [
     ("Heartbeat", encode_frame(Heartbeat(1000), 0, ISN + 1)),
     ("SetExitLock", encode_frame(SetExitLock(True), ISN, ISN + 1, reliable=True)),
     ("ErrorReport", encode_frame(ErrorReport(ErrorCode.UNSUPPORTED_VERSION, "v1"))),
+    ("LinkOptions", encode_frame(LinkOptions(LinkFeature.FAST_RECOVERY), ISN, ISN,
+                                 reliable=True)),
+    ("Nak", encode_frame(Nak(0b101), 0, ISN + 1)),
 ]
 
 
@@ -68,6 +74,8 @@ def test_timing_table_matches_the_defaults() -> None:
     assert f"| heartbeat_interval | {config.heartbeat_interval:g} s" in SPEC
     assert f"| link_timeout | {config.link_timeout:.1f} s" in SPEC
     assert f"| max_retransmissions | {config.max_retransmissions} |" in SPEC
+    assert f"| retransmit_timeout_min | {config.retransmit_timeout_min:g} s |" in SPEC
+    assert f"| nak_holdoff | {config.nak_holdoff:g} s |" in SPEC
 
 
 def test_every_message_type_and_error_code_is_documented() -> None:

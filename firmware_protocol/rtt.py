@@ -1,0 +1,58 @@
+"""The retransmission timeout from measured round trips (RFC 6298), pure.
+
+A fixed 250 ms timeout is an eternity on a serial line where a frame takes 2 ms and the peer
+answers in a few: the timeout should follow what the line actually does. RFC 6298's estimator
+keeps a smoothed round-trip time (SRTT) and its variation (RTTVAR) and sets
+
+    RTO = max(floor, SRTT + max(granularity, 4 * RTTVAR))
+
+capped by the configured maximum. Samples come only from frames sent once (Karn's rule: the
+acknowledgement of a retransmitted frame cannot tell which copy it answers). Until the first
+sample the configured initial timeout holds (SPEC 8.3); the link's exponential backoff still
+applies on top after a timeout.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+ALPHA = 1 / 8
+BETA = 1 / 4
+K = 4
+GRANULARITY = 0.001
+"""Seconds: the clock's resolution as RFC 6298 means it (a millisecond here)."""
+
+
+@dataclass(slots=True)
+class RttEstimator:
+    """SRTT / RTTVAR / RTO in seconds (RFC 6298, section 2)."""
+
+    initial: float
+    floor: float
+    ceiling: float
+    srtt: float | None = None
+    rttvar: float = 0.0
+    samples: int = 0
+
+    def sample(self, rtt: float) -> None:
+        """A round trip measured on a frame sent once (seconds, >= 0)."""
+        if not (math.isfinite(rtt) and rtt >= 0):
+            return
+        if self.srtt is None:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:
+            self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)
+            self.srtt = (1 - ALPHA) * self.srtt + ALPHA * rtt
+        self.samples += 1
+
+    @property
+    def rto(self) -> float:
+        if self.srtt is None:
+            return self.initial
+        return min(self.ceiling, max(self.floor, self.srtt + max(GRANULARITY, K * self.rttvar)))
+
+    @property
+    def round_trip(self) -> float | None:
+        """The smoothed round trip, None before the first sample."""
+        return self.srtt
