@@ -749,10 +749,11 @@ class Link:
         that announced FAST_RECOVERY and tells it, by LinkOptions as its first reliable
         message, that it takes them; a shoe sends none until it has that message."""
         self._peer_takes_nak = False
-        if self.role is Role.HOST and isinstance(hello, DeviceInfo):
-            if self.config.fast_recovery and hello.capabilities & Capability.FAST_RECOVERY:
-                self._peer_takes_nak = True
-                self._queue.appendleft(LinkOptions(LinkFeature.FAST_RECOVERY))
+        if (self.role is Role.HOST and isinstance(hello, DeviceInfo)
+                and self.config.fast_recovery
+                and hello.capabilities & Capability.FAST_RECOVERY):
+            self._peer_takes_nak = True
+            self._queue.appendleft(LinkOptions(LinkFeature.FAST_RECOVERY))
 
     def _restart_with(self, peer_session: int, hello: DeviceInfo | HostHello) -> None:
         waiting = [out.message for out in self._unacked] + list(self._queue)

@@ -415,7 +415,7 @@ class LinkOptions(Message):
     TYPE: ClassVar[MessageType] = MessageType.LINK_OPTIONS
     _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<I")
 
-    features: LinkFeature = LinkFeature(0)
+    features: LinkFeature = LinkFeature.FAST_RECOVERY
 
     def __post_init__(self) -> None:
         raw = self.features
