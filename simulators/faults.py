@@ -26,6 +26,16 @@ are placed by counting bytes (geometric gaps), so the faults depend only on the 
 byte stream, not on how the stream happens to be split into ``write`` calls. Frame faults
 need whole frames: when a frame-level rate is non-zero the injector holds back a partial frame
 until its delimiter arrives (frames are COBS-encoded, so 0x00 occurs only as the delimiter).
+
+On a line that takes wire time (``transport_pair("memory", baud=115200)``, see
+``shoe_controller.transports.paced``) the place of the injector decides what a fault costs.
+Before the pacing (a memory wire's manipulator; ``FaultyTransport(tx=...)`` on the writing
+end) it shapes what is *sent*: a corrupted byte takes its byte time, a dropped byte or frame
+takes none, a duplicated one takes twice. After the pacing (``FaultyTransport(rx=...)`` on the
+reading end) it acts on bytes that already crossed the line: a dropped byte took its time (noise
+the receiving UART discarded) and the bytes behind it are not brought forward. Nothing here
+changes for pacing; ``simulators.scenarios.deal_shoe`` puts one injector at the host's end of
+each direction, so host-to-shoe faults come before the pacing and shoe-to-host faults after it.
 """
 
 from __future__ import annotations

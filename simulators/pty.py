@@ -10,6 +10,14 @@ the device end behaves like a shoe's UART: it outlives hosts that come and go (r
 writes drain into the tty buffer and are discarded when the next host opens the port, since
 pyserial flushes the input on open). Writes that cannot drain for ``write_timeout`` seconds
 (nobody reading) are dropped and counted, as a UART's bytes would be.
+
+**Wire time** (``baud=115200``; default ``None``: instant). The kernel pty moves bytes at
+memory speed, so pacing is done by the writers: :attr:`PtyPair.device_side` and every host end
+from :meth:`PtyPair.host_transport` are wrapped in a
+:class:`~shoe_controller.transports.paced.PacedTransport`, whose feeder thread hands each byte
+to the pty when it would have crossed the line. Each side paces its own direction, so the two
+directions are independent (full duplex), and a host opened on the slave path by other code
+(``shoe demo``) is simply not paced in its host-to-shoe direction.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import threading
 import time
 import tty
 from types import TracebackType
+from typing import Self
 
 from shoe_controller.errors import TransportError
 from shoe_controller.transports.base import (
@@ -29,6 +38,8 @@ from shoe_controller.transports.base import (
     Transport,
     check_read_args,
 )
+from shoe_controller.transports.paced import DEFAULT_BAUD, PacedTransport
+from shoe_controller.transports.serial_port import SerialTransport
 
 __all__ = ["PtyMasterTransport", "PtyPair", "open_pty_pair"]
 
@@ -114,9 +125,13 @@ class PtyMasterTransport(Transport):
 
 
 class PtyPair:
-    """``os.openpty()`` in raw mode: :attr:`device_side` (master) and :attr:`slave_path`."""
+    """``os.openpty()`` in raw mode: :attr:`device_side` (master) and :attr:`slave_path`.
 
-    def __init__(self, *, write_timeout: float = 1.0) -> None:
+    With ``baud``, :attr:`device_side` is the master paced at that rate (:attr:`master` stays
+    the raw one) and :meth:`host_transport` gives paced host ends.
+    """
+
+    def __init__(self, *, write_timeout: float = 1.0, baud: int | None = None) -> None:
         master, slave = os.openpty()
         try:
             tty.setraw(master)
@@ -129,8 +144,23 @@ class PtyPair:
             raise
         self._master: int | None = master
         self._slave_keeper: int | None = slave
+        self._closed = False
         self.write_timeout = write_timeout
-        self.device_side = PtyMasterTransport(self)
+        self.baud = baud
+        self.master = PtyMasterTransport(self)
+        self.device_side: Transport = self.master
+        if baud is not None:
+            try:
+                self.device_side = PacedTransport(self.master, baud)
+                self.device_side.open()
+            except BaseException:
+                self.close()
+                raise
+
+    def host_transport(self) -> Transport:
+        """A new, unopened host end on :attr:`slave_path`, paced like the device side."""
+        host: Transport = SerialTransport(self.slave_path, self.baud or DEFAULT_BAUD)
+        return host if self.baud is None else PacedTransport(host, self.baud)
 
     @property
     def master_fd(self) -> int | None:
@@ -142,16 +172,21 @@ class PtyPair:
 
     def close(self) -> None:
         """Close both ends; a host still holding the slave then gets EIO (device gone)."""
+        if self._closed:
+            return  # also ends the recursion: closing the paced side closes the master
+        self._closed = True
         master, self._master = self._master, None
         keeper, self._slave_keeper = self._slave_keeper, None
+        if self.device_side is not self.master:
+            self.device_side.close()  # stop its feeder before the descriptors go
         # Wait until no thread is inside os.read/os.write on the master: a descriptor number
         # closed under them could be reused by another file at once.
-        with self.device_side._read_lock, self.device_side._write_lock:
+        with self.master._read_lock, self.master._write_lock:
             for fd in (keeper, master):
                 if fd is not None:
                     os.close(fd)
 
-    def __enter__(self) -> PtyPair:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -166,6 +201,7 @@ class PtyPair:
         return f"<PtyPair {self.slave_path} {'open' if self.is_open else 'closed'}>"
 
 
-def open_pty_pair(*, write_timeout: float = 1.0) -> PtyPair:
-    """A new raw pty pair: the host opens ``pair.slave_path``, the shoe uses ``device_side``."""
-    return PtyPair(write_timeout=write_timeout)
+def open_pty_pair(*, write_timeout: float = 1.0, baud: int | None = None) -> PtyPair:
+    """A new raw pty pair: the host opens ``pair.slave_path`` (or :meth:`PtyPair.host_transport`
+    for a paced host end), the shoe uses ``device_side``; ``baud`` paces both ends' writes."""
+    return PtyPair(write_timeout=write_timeout, baud=baud)

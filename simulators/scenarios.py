@@ -108,12 +108,19 @@ def deal_shoe(
     link_config: LinkConfig = LOOPBACK_LINK,
     restart_host_after: Sequence[int] = (),
     timeout: float = 60.0,
+    baud: int | None = None,
 ) -> ShoeRun:
     """Deal every card of ``cards`` to a host over a ``kind`` transport pair (see
     ``simulators.transport_pairs``). ``faults`` applies in both directions (independent seeds
     ``seed`` and ``seed + 1``) at the host's end of the wire; ``restart_host_after`` lists card
-    counts after which the host is shut down without acknowledging and a new one takes over."""
-    with transport_pair(kind) as pair:
+    counts after which the host is shut down without acknowledging and a new one takes over.
+
+    ``baud`` (or a kind such as ``"memory@115200"``) makes the wire take wire time. The faults
+    then sit on either side of the pacing, as a host-end injector would on a real line: what the
+    host sends is faulted before it goes on the line (a dropped frame takes no wire time), what
+    it receives after it crossed the line (every byte took its time, then was lost or garbled).
+    """
+    with transport_pair(kind, baud=baud) as pair:
         shoe = SimulatedShoe(
             ShoeModel(cards, cut_card=None),
             dealer=VirtualDealer(pace=0),

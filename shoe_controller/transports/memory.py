@@ -16,11 +16,23 @@ reconnection. The two ends behave like the real ones they stand in for:
   dropped, and it carries on when the wire comes back.
 
 Bytes in flight when the wire is cut are lost, as on a real cable.
+
+**Wire time** (``baud=115200``; default ``None``: instant, as before): each direction is a
+:class:`~shoe_controller.transports.paced.PacedLine`, so byte ``k`` of a write becomes readable
+at ``start + (k + 1) * byte_time`` (``start``: when the direction is free; writes queue behind
+each other; the two directions are independent). ``write`` returns once the bytes are queued
+(blocking only while ``tx_buffer`` bytes are in flight); ``read`` waits on the direction's
+condition until the next byte's arrival time, no polling. The manipulator runs at ``write``,
+*before* pacing: its output is what goes on the line, so a corrupted byte takes its byte time,
+a dropped byte or frame takes none, a duplicated one takes twice. To model a loss at the
+receiving UART instead (the byte took its time, then was discarded), wrap the reading end in
+``simulators.faults.FaultyTransport(rx=...)``, which acts after pacing.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from shoe_controller.errors import TransportError
@@ -31,6 +43,7 @@ from shoe_controller.transports.base import (
     Transport,
     check_read_args,
 )
+from shoe_controller.transports.paced import BITS_PER_BYTE_8N1, DEFAULT_TX_BUFFER, PacedLine
 
 __all__ = ["Manipulator", "MemoryTransport", "MemoryWire", "memory_pair"]
 
@@ -41,11 +54,11 @@ DEVICE = "device"
 
 
 class _Direction:
-    """One direction of the wire: a byte buffer with a condition to wait on."""
+    """One direction of the wire: a (maybe paced) line with a condition to wait on."""
 
-    def __init__(self, manipulator: Manipulator | None) -> None:
+    def __init__(self, manipulator: Manipulator | None, line: PacedLine) -> None:
         self.manipulator = manipulator
-        self.buffer = bytearray()
+        self.line = line
         self.ready = threading.Condition(threading.Lock())
 
 
@@ -57,10 +70,19 @@ class MemoryWire:
         host_to_device: Manipulator | None = None,
         device_to_host: Manipulator | None = None,
         name: str = "memory",
+        *,
+        baud: int | None = None,
+        bits_per_byte: int = BITS_PER_BYTE_8N1,
+        tx_buffer: int | None = DEFAULT_TX_BUFFER,
     ) -> None:
         self.name = name
-        self._to_device = _Direction(host_to_device)
-        self._to_host = _Direction(device_to_host)
+        self.baud = baud
+
+        def line() -> PacedLine:
+            return PacedLine(baud, bits_per_byte=bits_per_byte, tx_buffer=tx_buffer)
+
+        self._to_device = _Direction(host_to_device, line())
+        self._to_host = _Direction(device_to_host, line())
         self._lock = threading.Lock()
         self._broken_reason: str | None = None
         self._generation = 0  # bumped on each break: host ends opened before it stay failed
@@ -73,6 +95,13 @@ class MemoryWire:
     @property
     def generation(self) -> int:
         return self._generation
+
+    def line(self, towards: str) -> PacedLine:
+        """The line carrying bytes towards ``side`` (``"host"`` or ``"device"``), to inspect
+        its schedule (``free_at``, ``bytes_sent``) in tests and benchmarks (unsynchronised)."""
+        if towards not in (HOST, DEVICE):
+            raise ValueError(f"towards must be 'host' or 'device', not {towards!r}")
+        return self._to_device.line if towards == DEVICE else self._to_host.line
 
     def end(self, side: str) -> MemoryTransport:
         """A new, not yet opened transport on ``side`` (``"host"`` or ``"device"``)."""
@@ -87,7 +116,7 @@ class MemoryWire:
             self._generation += 1
         for direction in (self._to_device, self._to_host):
             with direction.ready:
-                direction.buffer.clear()
+                direction.line.clear()
                 direction.ready.notify_all()
 
     def restore(self) -> None:
@@ -149,16 +178,21 @@ class MemoryTransport(Transport):
         check_read_args(size, timeout)
         deadline = Deadline(timeout)
         incoming = self._wire._incoming(self._side)
+        line = incoming.line
         with incoming.ready:
             while True:
                 self._check_usable()
-                if incoming.buffer:
-                    data = bytes(incoming.buffer[:size])
-                    del incoming.buffer[:size]
+                now = time.monotonic()
+                data = line.take(now, size)
+                if data:
                     return data
                 if deadline.expired():
                     return b""
-                incoming.ready.wait(deadline.slice(WAIT_SLICE * 4))
+                wait = deadline.slice(WAIT_SLICE * 4)
+                due = line.next_arrival()  # a byte on its way: wake when it is there
+                if due is not None:
+                    wait = min(wait, max(due - now, 0.0))
+                incoming.ready.wait(wait)
 
     def write(self, data: bytes) -> None:
         self._check_usable()
@@ -168,14 +202,30 @@ class MemoryTransport(Transport):
         chunks = (
             [bytes(data)] if outgoing.manipulator is None else outgoing.manipulator(bytes(data))
         )
+        view = memoryview(b"".join(chunks))
+        line = outgoing.line
+        queued_any = False
         with outgoing.ready:
-            self._check_usable()  # the manipulator may have cut the wire (fault injection)
-            if self._wire.is_broken:  # device end while cut: nobody is listening
-                self._wire.dropped_bytes += len(data)
-                return
-            for chunk in chunks:
-                outgoing.buffer += chunk
-            outgoing.ready.notify_all()
+            while True:
+                self._check_usable()  # the manipulator may have cut the wire (fault injection)
+                if self._wire.is_broken:  # device end while cut: nobody is listening
+                    self._wire.dropped_bytes += len(view) if queued_any else len(data)
+                    return
+                now = time.monotonic()
+                room = line.room(now)
+                count = len(view) if room is None else min(room, len(view))
+                if count:
+                    line.send(view[:count], now)
+                    view = view[count:]
+                    queued_any = True
+                    outgoing.ready.notify_all()
+                if not view:
+                    return
+                # Transmit buffer full: wait for room for a quarter of it (not byte by byte).
+                assert line.tx_buffer is not None
+                wanted = min(len(view), max(1, line.tx_buffer // 4))
+                wait = line.when_room(wanted) - time.monotonic()
+                outgoing.ready.wait(min(max(wait, 0.0), WAIT_SLICE))
 
     def _check_usable(self) -> None:
         if not self._open:
@@ -189,16 +239,23 @@ def memory_pair(
     host_to_device: Manipulator | None = None,
     device_to_host: Manipulator | None = None,
     name: str = "memory",
+    baud: int | None = None,
+    bits_per_byte: int = BITS_PER_BYTE_8N1,
+    tx_buffer: int | None = DEFAULT_TX_BUFFER,
 ) -> tuple[MemoryTransport, MemoryTransport]:
     """Open, connected ``(host_end, device_end)``; ``host_end.wire`` cuts and restores them.
 
     ``manipulator`` applies to both directions unless a per-direction one is given. Give a
     stateful manipulator (a ``FaultInjector`` that tracks frames) to one direction only.
+    ``baud`` paces each direction (``None``: instant); see the module docstring.
     """
     wire = MemoryWire(
         host_to_device if host_to_device is not None else manipulator,
         device_to_host if device_to_host is not None else manipulator,
         name=name,
+        baud=baud,
+        bits_per_byte=bits_per_byte,
+        tx_buffer=tx_buffer,
     )
     host, device = wire.end(HOST), wire.end(DEVICE)
     host.open()

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from shoe_controller.transports.base import Transport
+from simulators.transport_pairs import TransportPair
 
 
 def read_exactly(transport: Transport, count: int, timeout: float = 5.0) -> bytes:
@@ -18,6 +19,14 @@ def read_exactly(transport: Transport, count: int, timeout: float = 5.0) -> byte
         assert left > 0, f"only {len(got)} of {count} bytes arrived within {timeout} s"
         got += transport.read(count - len(got), min(left, 0.5))
     return bytes(got)
+
+
+def bulk_size(pair: TransportPair, unpaced: int, seconds: float = 0.5) -> int:
+    """A bulk test's byte count: ``unpaced`` on an instant wire, at most ``seconds`` of wire
+    time on a paced one (a 256 KiB payload would take 23 s at 115200 baud)."""
+    if pair.baud is None:
+        return unpaced
+    return min(unpaced, int(seconds * pair.baud / 10))
 
 
 def wait_until(

@@ -1,4 +1,5 @@
-"""The byte-level contract every transport keeps, re-run over memory, pty, tcp and usb pairs."""
+"""The byte-level contract every transport keeps, re-run over memory, pty, tcp and usb pairs,
+and over the memory and pty pairs paced at 115200 baud (bulk payloads cut to 0.5 s of wire time)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from shoe_controller.transports.base import (
 from simulators.transport_pairs import TransportPair
 from simulators.transport_pairs import transport_pair as make_pair
 
-from .helpers import Background, read_exactly, wait_until
+from .helpers import Background, bulk_size, read_exactly, wait_until
 
 
 def test_bytes_arrive_in_order_both_ways(transport_pair: TransportPair) -> None:
@@ -46,9 +47,10 @@ def test_all_byte_values_pass_unchanged(transport_pair: TransportPair) -> None:
 def test_large_write_is_delivered_whole(transport_pair: TransportPair, direction: str) -> None:
     host, device = transport_pair
     sender, receiver = (host, device) if direction == "host_to_device" else (device, host)
-    payload = os.urandom(256 * 1024)
+    # One call, larger than any OS buffer (and a paced line's transmit buffer): no short write.
+    payload = os.urandom(bulk_size(transport_pair, 256 * 1024))
     reader = Background(lambda: read_exactly(receiver, len(payload), timeout=20))
-    sender.write(payload)  # one call, larger than any OS buffer: must not be a short write
+    sender.write(payload)
     assert reader.result(timeout=25) == payload
 
 
@@ -144,7 +146,7 @@ def test_close_from_another_thread_ends_a_blocked_read(transport_pair: Transport
 def test_concurrent_reader_and_writer(transport_pair: TransportPair) -> None:
     """One thread writes while another reads the echo: the documented concurrency."""
     host, device = transport_pair
-    total = 64 * 1024
+    total = bulk_size(transport_pair, 64 * 1024)
     stop = threading.Event()
 
     def echo() -> None:
