@@ -80,6 +80,7 @@ HOST_TO_SHOE = frozenset(
         MessageType.STATUS_REQUEST,
         MessageType.SET_CLOCK,
         MessageType.RESET,
+        MessageType.SET_STATE,
         MessageType.ERROR_REPORT,
     }
 )
@@ -131,8 +132,11 @@ class LinkConfig:
     retransmit_timeout_min: float = 0.01
     """Floor of the adaptive retransmission timeout (seconds)."""
     nak_holdoff: float = 0.004
-    """Shortest time between two Naks, and the least time after sending a frame before a Nak
-    makes it be sent again (longer once a round trip is measured: it may still be on its way)."""
+    """Shortest time between two Naks; before a round trip is measured, also the least time
+    after sending a frame before a Nak makes it be sent again (it may still be on its way)."""
+    ack_delay: float = 0.001
+    """With fast recovery: how long an acknowledgement may wait for a frame to ride on before
+    it goes alone (an Ack frame is one more frame for the line to damage). 0: at once."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -166,6 +170,10 @@ class LinkConfig:
             problems.append(f"retransmit_backoff must be >= 1, got {self.retransmit_backoff!r}")
         if not (isinstance(self.max_retransmissions, int) and self.max_retransmissions >= 1):
             problems.append(f"max_retransmissions must be >= 1, got {self.max_retransmissions!r}")
+        if not (isinstance(self.ack_delay, int | float) and math.isfinite(self.ack_delay)
+                and 0 <= self.ack_delay <= self.retransmit_timeout_min):
+            problems.append("ack_delay must be 0 .. retransmit_timeout_min seconds, got "
+                            f"{self.ack_delay!r}")
         if not isinstance(self.fast_recovery, bool):
             problems.append(f"fast_recovery must be true or false, got {self.fast_recovery!r}")
         if not (isinstance(self.max_queued, int) and self.max_queued >= self.window):
@@ -264,8 +272,9 @@ class _Outgoing:
     """Sent more than once: its acknowledgement is no round-trip sample (Karn)."""
     sacked: bool = False
     """A Nak said the peer has it (waiting behind a missing one): not resent on a timeout."""
-    nak_resend: bool = False
-    """A Nak said it is missing: resend at the next chance."""
+    resend_at: float = math.inf
+    """A Nak said it is missing: resend at this time (at once, or once it has had the time
+    to arrive if it was sent only just before)."""
 
 
 def initial_sequence(own_session: int, peer_session: int) -> int:
@@ -321,10 +330,12 @@ class Link:
         self._peer_takes_nak = False  # both ends speak FAST_RECOVERY: Naks may be sent
         self._nak_wanted = False
         self._next_nak = -math.inf
+        self._last_nak: tuple[int, int] | None = None
         self._retries = 0
         self._rx_expected = 0
         self._rx_early: dict[int, Message | ProtocolError] = {}
         self._ack_pending = False
+        self._ack_due = math.inf  # when a pending acknowledgement goes alone at the latest
         self._last_rx = -math.inf
         self._last_tx = -math.inf
         self._next_hello = -math.inf
@@ -449,10 +460,13 @@ class Link:
             self._emit_nak(now, out)
             self._emit_data(now, out)
             carried_ack = len(out) > sent_before
-            if self._ack_pending and not carried_ack:
+            if self._ack_pending and not carried_ack and now >= self._ack_due:
                 out.append(encode_frame(Ack(), 0, self._rx_expected))
                 self.stats.ack_frames_sent += 1
-            self._ack_pending = False
+                carried_ack = True
+            if carried_ack:
+                self._ack_pending = False
+                self._ack_due = math.inf
             if not out and now - self._last_tx >= self.config.heartbeat_interval:
                 time_ms = int(now * 1000) & 0xFFFFFFFF
                 out.append(encode_frame(Heartbeat(time_ms), 0, self._rx_expected))
@@ -463,6 +477,12 @@ class Link:
         self.stats.frames_sent += len(out)
         return DELIMITER + b"".join(out)
 
+    def acknowledge_now(self) -> None:
+        """Let a pending acknowledgement go with the next :meth:`data_to_send` instead of
+        waiting for ``ack_delay`` (an owner about to close the line wants it out)."""
+        if self._ack_pending:
+            self._ack_due = min(self._ack_due, self._now)
+
     def next_deadline(self) -> float | None:
         """Latest time to call :meth:`poll` and :meth:`data_to_send` again (None: only on input).
 
@@ -470,9 +490,10 @@ class Link:
         message with room in the window, or undelivered events).
         """
         config = self.config
-        if self._output or self._replies or self._ack_pending:
+        if self._output or self._replies or (self._ack_pending and self._ack_due <= self._now):
             return self._now
-        if self._state is LinkState.UP and any(out.nak_resend for out in self._unacked):
+        resend = min((out.resend_at for out in self._unacked), default=math.inf)
+        if self._state is LinkState.UP and resend <= self._now:
             return self._now
         if self._state is not LinkState.UP:
             return self._next_hello if self.role is Role.HOST else None
@@ -482,22 +503,31 @@ class Link:
         if self._rto_deadline is not None:
             deadlines.append(self._rto_deadline)
         if self._nak_wanted:
-            deadlines.append(max(self._now, self._next_nak))
+            deadlines.append(self._now if self._nak_news() else max(self._now, self._next_nak))
+        if resend < math.inf:
+            deadlines.append(resend)
+        if self._ack_pending:
+            deadlines.append(self._ack_due)
         return min(deadlines)
 
     # ------------------------------------------------------------------ sending internals
 
     def _emit_nak(self, now: float, out: list[bytes]) -> None:
-        """A Nak, if damage was seen and the last one is not too recent (a very bad line must
-        not turn into a storm of them: one per ``nak_holdoff`` at most)."""
-        if not (self._nak_wanted and self._peer_takes_nak) or now < self._next_nak:
+        """A Nak, if damage was seen. One that says something new (another next expected,
+        another frame buffered) goes at once; the same one again only after ``nak_holdoff``,
+        so a very bad line cannot turn into a storm of them: a new Nak needs a new frame."""
+        if not (self._nak_wanted and self._peer_takes_nak):
             return
         received = 0
         for offset in range(1, min(self.config.window, 65)):
             if (self._rx_expected + offset) % SEQ_MODULO in self._rx_early:
                 received |= 1 << (offset - 1)
+        state = (self._rx_expected, received)
+        if state == self._last_nak and now < self._next_nak:
+            return
         out.append(encode_frame(Nak(received), 0, self._rx_expected))
         self._nak_wanted = False
+        self._last_nak = state
         self._next_nak = now + self.config.nak_holdoff
         self.stats.naks_sent += 1
 
@@ -505,8 +535,8 @@ class Link:
         config = self.config
         ack = self._rx_expected
         for outgoing in self._unacked:  # what a Nak said is missing: at once, in order
-            if outgoing.nak_resend:
-                outgoing.nak_resend = False
+            if outgoing.resend_at <= now:
+                outgoing.resend_at = math.inf
                 self._transmit(outgoing, now, ack, out)
                 self.stats.fast_retransmissions += 1
         if (
@@ -537,6 +567,7 @@ class Link:
         out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
         outgoing.last_sent = now
         outgoing.resent = True
+        outgoing.resend_at = math.inf
 
     def _on_ack(self, ack: int, now: float) -> None:
         if not self._unacked:
@@ -563,15 +594,46 @@ class Link:
         self.stats.naks_received += 1
         if ack is None or not self.config.fast_recovery:
             return
-        holdoff = max(self.config.nak_holdoff, self._rtt.round_trip or 0.0)
+        # The peer saw damage: if it was our acknowledgement, it waits for it. Send it again.
+        self._ack_soon()
+        # The peer is there and answering: the timer goes back to the measured timeout (a
+        # backoff grown on a run of damaged frames would make the next loss cost seconds),
+        # and restarts for what this Nak has us resend.
+        self._rto = self._base_rto()
+        if self._unacked:
+            self._rto_deadline = now + self._rto
+        # Frames before the last one the peer has are missing for sure (the line keeps
+        # order): resend them now. A frame after it may still be on its way: resend it only
+        # once it has had a one-way trip to arrive (before a round trip is measured, the
+        # holdoff stands in for it).
+        round_trip = self._rtt.round_trip
+        holdoff = self.config.nak_holdoff if round_trip is None else max(0.001, round_trip / 2)
+        highest = received.bit_length()  # offset of the last frame the peer holds
         for outgoing in self._unacked:
             offset = (outgoing.seq - ack) % SEQ_MODULO
             if offset > 64:
                 continue  # beyond what a Nak describes (or an old Nak): leave it to the timer
             if offset >= 1 and (received >> (offset - 1)) & 1:
                 outgoing.sacked = True
-            elif now - outgoing.last_sent >= holdoff:
-                outgoing.nak_resend = True
+            elif offset < highest:
+                outgoing.resend_at = now
+            else:
+                outgoing.resend_at = min(outgoing.resend_at,
+                                         max(now, outgoing.last_sent + holdoff))
+
+    def _nak_news(self) -> bool:
+        """Whether a Nak now would say something the last one did not."""
+        if self._last_nak is None or self._last_nak[0] != self._rx_expected:
+            return True
+        return any((self._rx_expected + offset) % SEQ_MODULO in self._rx_early
+                   and not (self._last_nak[1] >> (offset - 1)) & 1
+                   for offset in range(1, min(self.config.window, 65)))
+
+    def _ack_soon(self) -> None:
+        """An acknowledgement is due: on the next frame out, or alone after ``ack_delay``."""
+        delay = self.config.ack_delay if self.config.fast_recovery else 0.0
+        self._ack_pending = True
+        self._ack_due = min(self._ack_due, self._now + delay)
 
     def _want_nak(self) -> None:
         if self._peer_takes_nak:
@@ -620,7 +682,7 @@ class Link:
         """Deliver in order exactly once. ``item`` a ProtocolError: a refused frame that
         still used its sequence number (acknowledged and skipped, never retried forever);
         the owner hears of it at that number's place in the stream."""
-        self._ack_pending = True
+        self._ack_soon()
         distance = (seq - self._rx_expected) % SEQ_MODULO
         if distance == 0:
             self._deliver(item)
@@ -636,10 +698,14 @@ class Link:
                 self.stats.buffered_early += 1
             self._want_nak()  # a gap: what is before it was lost or damaged
         elif distance >= _HALF:
+            # A copy of what we have: our acknowledgement did not arrive (or the line
+            # duplicated the frame). It goes again at once; a Nak would only make the peer
+            # resend more copies.
             self.stats.duplicates += 1
-            self._want_nak()  # our acknowledgement did not arrive: say where we are
+            self._ack_due = self._now
         else:
             self.stats.out_of_window += 1
+            self._want_nak()  # far ahead: everything before it is missing
 
     def _deliver(self, item: Message | ProtocolError) -> None:
         if isinstance(item, LinkOptions):  # the link's own: never handed to the application
@@ -773,6 +839,7 @@ class Link:
         self._rx_expected = start
         self._rx_early.clear()
         self._ack_pending = False
+        self._ack_due = math.inf
         self._rto = self._base_rto()
         self._rto_deadline = None
         self._retries = 0
@@ -782,5 +849,6 @@ class Link:
         self._state = LinkState.CONNECTING
         self._rto_deadline = None
         self._ack_pending = False
+        self._ack_due = math.inf
         self._next_hello = now
         self._output.append(LinkLost(reason))

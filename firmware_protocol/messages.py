@@ -49,6 +49,7 @@ class MessageType(enum.IntEnum):
     STATUS_REQUEST = 0x32
     SET_CLOCK = 0x33
     RESET = 0x34
+    SET_STATE = 0x35
 
 
 class Sensor(enum.IntEnum):
@@ -149,6 +150,8 @@ class Capability(enum.IntFlag):
     """SHOE_LOADED carries the shoe's load number in ``counter`` (SPEC 6.3, revision 1.1)."""
     FAST_RECOVERY = 0x200
     """The shoe's link speaks Nak and LinkOptions (SPEC 8.8, revision 1.2)."""
+    STATE_COMMAND = 0x400
+    """The shoe takes SetState: lights and exit lock in one command (SPEC 6.3, revision 1.2)."""
 
 
 class LinkFeature(enum.IntFlag):
@@ -389,7 +392,7 @@ class Nak(Message):
     once each frame it holds that is neither acknowledged nor marked (SPEC 8.8)."""
 
     TYPE: ClassVar[MessageType] = MessageType.NAK
-    _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<Q")
+    MAX_SIZE: ClassVar[int] = 8
 
     received: int = 0
 
@@ -397,12 +400,15 @@ class Nak(Message):
         _check_uint("received", self.received, 64)
 
     def encode_payload(self) -> bytes:
-        return self._LAYOUT.pack(self.received)
+        # As few bytes as the bitmap needs (none when nothing waits): a Nak is sent on a line
+        # that damages frames, and every byte is one more to damage and to wait for.
+        return self.received.to_bytes((self.received.bit_length() + 7) // 8, "little")
 
     @classmethod
     def decode_payload(cls, payload: bytes) -> Self:
-        _check_size(cls, payload, cls._LAYOUT.size)
-        return cls(*cls._LAYOUT.unpack(payload))
+        if len(payload) > cls.MAX_SIZE:
+            raise ValueError(f"Nak payload is {len(payload)} bytes, at most {cls.MAX_SIZE}")
+        return cls(int.from_bytes(payload, "little"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -750,6 +756,40 @@ class SetIndicators(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class SetState(Message):
+    """Host to shoe (revision 1.2, to a STATE_COMMAND shoe): the lights and the exit lock in
+    one command, applied together (lights first), so the shoe can never hold an exit state
+    of one host state with the lights of another, and a bad line has one frame to damage, not
+    two. ``locked``, ``cards`` and ``for_card`` mean what they mean in :class:`SetExitLock`."""
+
+    TYPE: ClassVar[MessageType] = MessageType.SET_STATE
+    _LAYOUT: ClassVar[struct.Struct] = struct.Struct("<BBBI")
+
+    lights: Indicator
+    locked: bool
+    cards: int = 0
+    for_card: int = 0
+
+    def __post_init__(self) -> None:
+        _as_flag(self, "lights", Indicator, 8)
+        _check_bool("locked", self.locked)
+        _check_uint("cards", self.cards, 8)
+        _check_uint("for_card", self.for_card, 32)
+        if self.locked and (self.cards or self.for_card):
+            raise ValueError("cards and for_card must be 0 when locking the exit")
+
+    def encode_payload(self) -> bytes:
+        return self._LAYOUT.pack(int(self.lights), 1 if self.locked else 0, self.cards,
+                                 self.for_card)
+
+    @classmethod
+    def decode_payload(cls, payload: bytes) -> Self:
+        _check_size(cls, payload, cls._LAYOUT.size)
+        lights, locked, cards, for_card = cls._LAYOUT.unpack(payload)
+        return cls(Indicator(lights), _byte_bool("locked", locked), cards, for_card)
+
+
+@dataclass(frozen=True, slots=True)
 class StatusRequest(Message):
     """Ask the shoe for a StatusReport."""
 
@@ -816,6 +856,7 @@ MESSAGE_CLASSES: dict[MessageType, type[Message]] = {
         StatusRequest,
         SetClock,
         Reset,
+        SetState,
     )
 }
 

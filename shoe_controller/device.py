@@ -258,10 +258,16 @@ class ShoeConnection:
             return self.link.unacked_count
 
     def close(self) -> None:
-        """Stop the I/O thread and close the transport. Idempotent; never raises."""
+        """Stop the I/O thread and close the transport. Idempotent; never raises. What was
+        committed is acknowledged before the line closes (not left to a delayed ack)."""
         with self._lock:
             if self._closed:
                 return
+            self.link.acknowledge_now()
+            try:
+                self._flush()
+            except (TransportError, OSError) as exc:
+                log.debug("last acknowledgement not sent on close: %s", exc)
             self._closed = True
         self._closing.set()
         self._thread.join(timeout=2)

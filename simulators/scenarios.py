@@ -109,11 +109,14 @@ def deal_shoe(
     restart_host_after: Sequence[int] = (),
     timeout: float = 60.0,
     baud: int | None = None,
+    shoe_link_config: LinkConfig | None = None,
 ) -> ShoeRun:
     """Deal every card of ``cards`` to a host over a ``kind`` transport pair (see
     ``simulators.transport_pairs``). ``faults`` applies in both directions (independent seeds
     ``seed`` and ``seed + 1``) at the host's end of the wire; ``restart_host_after`` lists card
     counts after which the host is shut down without acknowledging and a new one takes over.
+    ``shoe_link_config`` (default: ``link_config``) lets the two ends speak different link
+    revisions (e.g. one with ``fast_recovery=False``).
 
     ``baud`` (or a kind such as ``"memory@115200"``) makes the wire take wire time. The faults
     then sit on either side of the pacing, as a host-end injector would on a real line: what the
@@ -124,7 +127,7 @@ def deal_shoe(
         shoe = SimulatedShoe(
             ShoeModel(cards, cut_card=None),
             dealer=VirtualDealer(pace=0),
-            link_config=link_config,
+            link_config=shoe_link_config if shoe_link_config is not None else link_config,
             rng=random.Random(1),
         )
         host: Transport = pair.host

@@ -70,6 +70,7 @@ from firmware_protocol.messages import (
     SetClock,
     SetExitLock,
     SetIndicators,
+    SetState,
     ShoeEvent,
     ShoeStateChanged,
     StatusReport,
@@ -107,13 +108,16 @@ def confirm_requested(lights: int, exit_locked: bool) -> bool:
     return exit_locked and bool(lights & Indicator.RESULT)
 
 
-def simulator_identity(serial_number: str = "SIM-0001", *,
-                       load_numbers: bool = True) -> DeviceIdentity:
-    """The software shoe's identity: every capability of revision 1.0, and LOAD_NUMBER
-    (revision 1.1) unless ``load_numbers`` is False (then it behaves as a 1.0 shoe)."""
+def simulator_identity(serial_number: str = "SIM-0001", *, load_numbers: bool = True,
+                       state_command: bool = True) -> DeviceIdentity:
+    """The software shoe's identity: every capability of revision 1.0, LOAD_NUMBER (revision
+    1.1) and STATE_COMMAND (revision 1.2) unless turned off (then it behaves as an older
+    shoe: it reports load 0, and answers SetState as an unknown command)."""
     capabilities = Capability(0xFF)
     if load_numbers:
         capabilities |= Capability.LOAD_NUMBER
+    if state_command:
+        capabilities |= Capability.STATE_COMMAND
     return DeviceIdentity(
         vendor="shoe-controller",
         model="Software Shoe",
@@ -326,6 +330,12 @@ class SimulatedShoe:
                 self._set_lights(int(lights))
                 if beep_ms:
                     self.beeps.append(beep_ms)
+            case SetState(lights=lights, locked=locked, cards=cards, for_card=for_card) if (
+                    self.identity.capabilities & Capability.STATE_COMMAND):
+                self._set_lights(int(lights))  # lights first: never an exit newer than them
+                if not self.model.set_exit_locked(locked, cards, for_card):
+                    log.info("unlock for card %d ignored: the next card out is %d",
+                             for_card, self.model.counter + 1)
             case StatusRequest():
                 self.link.send(self.status(now), now)
             case SetClock(unix_ms=unix_ms):

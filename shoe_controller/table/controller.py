@@ -231,7 +231,7 @@ class TableController:
         self.liveness = liveness if liveness is not None else LivenessGuard()
         self._shoe_link_up = False  # the link as it is now (the table hears of it after grace)
         self._device_session: int | None = None  # the shoe session last journalled
-        self._device_caps = wire.Capability(0xFF)
+        self._device_caps = wire.Capability(0xFF)  # revision 1.0's, until the shoe says
         self.reporter = reporter
         self.down_policy = down_policy
         self._requested_open: tuple[int, int] | None = None  # (shoe, round) the table system
@@ -589,10 +589,11 @@ class TableController:
     def _sync_device(self) -> None:
         """Make the shoe's exit lock and lights match the table (resent after a reconnect).
 
-        Order matters on a line that loses frames: the shoe applies commands in order, and a
-        dealer acts on lights. Locking goes before the lights of the new state, an unlock
-        after them, so the shoe never holds an unlock newer than its lights (a SHUFFLE light
-        left on after the unlock once made the dealer reload a shoe in play)."""
+        A shoe that takes SetState gets both in one command. Otherwise order matters on a line
+        that loses frames: the shoe applies commands in order, and a dealer acts on lights.
+        Locking goes before the lights of the new state, an unlock after them, so the shoe
+        never holds an unlock newer than its lights (a SHUFFLE light left on after the unlock
+        once made the dealer reload a shoe in play)."""
         if not self.table.link_up:
             return
         view = self.table.view()
@@ -602,6 +603,14 @@ class TableController:
         if view.state.endswith("result_shown") and view.alarm == "ok":
             lights |= LIGHTS.get(str(self.table.game.result().get("outcome")), wire.Indicator(0))
         lock_changed = view.exit_locked != self._sent_lock
+        if self._device_caps & wire.Capability.STATE_COMMAND:
+            if lock_changed or lights != self._sent_lights:  # both in one command
+                for_card = 0 if view.exit_locked else self.table.last_counter + 1
+                self.connection.send(wire.SetState(lights, view.exit_locked,
+                                                   0 if view.exit_locked else 1, for_card))
+                self._sent_lights = lights
+                self._sent_lock, self._sent_for_card = view.exit_locked, for_card
+            return
         if lock_changed and view.exit_locked:
             self._send_lock()
         if lights != self._sent_lights:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,21 @@ FAST_LINK = LinkConfig(
     hello_interval=0.05,
 )
 """Loopback timings: quick retransmissions and a short heartbeat watchdog keep tests fast."""
+OLD_LINK = dataclasses.replace(FAST_LINK, fast_recovery=False)
+"""The same timings, link revision 1.0 (no Nak, no LinkOptions, fixed timeout)."""
+PAIRINGS = {"both-1.2": (FAST_LINK, FAST_LINK), "1.0-shoe": (FAST_LINK, OLD_LINK),
+            "1.0-host": (OLD_LINK, FAST_LINK)}
+"""(host link, shoe link) per pairing of revisions: a new host must work with an old shoe,
+and an old host with a new shoe."""
+
+
+class _Versions:
+    """Which pairing the rig builds now (set per test by the suite's fixture)."""
+
+    current: tuple[LinkConfig, LinkConfig] = (FAST_LINK, FAST_LINK)
+
+
+VERSIONS = _Versions()
 
 T = TypeVar("T")
 
@@ -83,16 +99,19 @@ def shoe_rig(
     *,
     dealer: VirtualDealer | None = None,
     cut_card: int | None = 14,
-    link_config: LinkConfig = FAST_LINK,
+    link_config: LinkConfig | None = None,
     commit_on_get: bool = True,
     host_factory: Callable[[TransportPair], Transport | Callable[[], Transport]] | None = None,
 ) -> Iterator[Rig]:
+    """``link_config`` for both ends; without it each end gets the link revision of
+    :data:`VERSIONS` (the suite runs once per pairing of revisions)."""
+    host_link, shoe_link = (link_config, link_config) if link_config else VERSIONS.current
     with transport_pair(kind) as pair:
         model = ShoeModel(cards, cut_card=cut_card)
-        shoe = SimulatedShoe(model, dealer=dealer, link_config=link_config, rng=random.Random(7))
+        shoe = SimulatedShoe(model, dealer=dealer, link_config=shoe_link, rng=random.Random(7))
         host = pair.host if host_factory is None else host_factory(pair)
         with ShoeRunner(shoe, pair.device, close_transport=False) as runner:
-            conn = ShoeConnection(host, link_config=link_config, commit_on_get=commit_on_get)
+            conn = ShoeConnection(host, link_config=host_link, commit_on_get=commit_on_get)
             with conn:
                 yield Rig(pair, shoe, runner, conn)
 

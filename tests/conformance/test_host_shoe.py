@@ -6,6 +6,7 @@ The host is the real ShoeConnection, the shoe the real SimulatedShoe; only the w
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,13 +32,24 @@ from shoe_controller.device import ShoeConnection
 from simulators.dealer import VirtualDealer
 from simulators.transport_pairs import PAIR_KINDS
 
-from .rig import FAST_LINK, card_of, deal_whole_shoe, shoe_rig, wait_until
+from .rig import FAST_LINK, PAIRINGS, VERSIONS, card_of, deal_whole_shoe, shoe_rig, wait_until
 
 KINDS = PAIR_KINDS  # memory (in-process), pty, tcp (127.0.0.1), usb (virtual backend)
 BREAKABLE = tuple(kind for kind in KINDS if kind != "pty")
 EIGHT_DECKS = new_shoe(8, seed=2024)
 
 pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True, params=sorted(PAIRINGS))
+def link_revisions(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs with both ends on link revision 1.2, and with either end on 1.0 (the
+    interoperability the fast-recovery revision promises: SPEC 8.8)."""
+    VERSIONS.current = PAIRINGS[request.param]
+    try:
+        yield request.param
+    finally:
+        VERSIONS.current = PAIRINGS["both-1.2"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -9,11 +9,13 @@ inside each direction's byte stream of one shoe (the drop positions depend on th
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from shoe_controller.cards import new_shoe
 from simulators.faults import FaultConfig
-from simulators.scenarios import deal_shoe
+from simulators.scenarios import LOOPBACK_LINK, deal_shoe
 
 EIGHT_DECKS = new_shoe(8, seed=416)
 BAD_LINE = FaultConfig.parse("corrupt=0.01,drop-frame=0.005,dup-frame=0.005,disconnect=0.0002,seed=39")
@@ -29,6 +31,20 @@ def check_exactly_once_in_order(run) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("kind", ["memory", "tcp"])
 def test_whole_shoe_over_a_bad_line_arrives_exactly_once_in_order(kind: str) -> None:
     run = deal_shoe(kind, EIGHT_DECKS, faults=BAD_LINE, timeout=90)
+    check_bad_line_run(run)
+
+
+@pytest.mark.parametrize("older", ["shoe", "host"])
+def test_a_bad_line_between_link_revisions_still_delivers_exactly_once(older: str) -> None:
+    """Fast recovery on one end only (the other a revision 1.0 link): the old behaviour."""
+    old = dataclasses.replace(LOOPBACK_LINK, fast_recovery=False)
+    run = deal_shoe("memory", EIGHT_DECKS, faults=BAD_LINE, timeout=90,
+                    link_config=old if older == "host" else LOOPBACK_LINK,
+                    shoe_link_config=old if older == "shoe" else LOOPBACK_LINK)
+    check_bad_line_run(run)
+
+
+def check_bad_line_run(run) -> None:  # type: ignore[no-untyped-def]
     check_exactly_once_in_order(run)
     assert run.repeats_filtered == 0  # one host session: the link alone de-duplicates
     for direction in (run.host_to_shoe, run.shoe_to_host):

@@ -33,7 +33,7 @@ from shoe_controller.table.machine import Table
 from shoe_controller.table.runtime import running_table
 from shoe_controller.transports.memory import MemoryTransport, MemoryWire, memory_pair
 from simulators.dealer import PlannedMistake, VirtualDealer, parse_mistakes
-from simulators.shoe import ShoeRunner, SimulatedShoe
+from simulators.shoe import ShoeRunner, SimulatedShoe, simulator_identity
 from simulators.shoe_model import CardOut, ShoeModel, ShoeOutput
 
 PROFILE = "punto-banco-1d"
@@ -292,6 +292,9 @@ def running_shoe(
         model if model is not None else TableShoeModel(cards),
         dealer=VirtualDealer(pace=0, mistakes=plan, button_delay=0.01, lid_open_seconds=0.2),
         link_config=LINK,
+        # These tests watch the lock and the lights as separate commands (the revision 1.0
+        # way, which the controller still speaks); SetState is tested in tests/table.
+        identity=simulator_identity(state_command=False),
         rng=random.Random(seed),
         announce_loaded=True,
     )

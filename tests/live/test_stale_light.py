@@ -41,7 +41,7 @@ from firmware_protocol.messages import (
 from shoe_controller.table.machine import Level
 from shoe_controller.transports.memory import memory_pair
 from simulators.dealer import VirtualDealer
-from simulators.shoe import ShoeRunner, SimulatedShoe
+from simulators.shoe import ShoeRunner, SimulatedShoe, simulator_identity
 
 from .rig import (
     LINK,
@@ -136,6 +136,9 @@ def stale_light_table(tmp_path: Path, *, careless_reload: bool) -> Iterator[
         TableShoeModel(CARDS),
         dealer=VirtualDealer(pace=0, button_delay=0.01, careless_reload=careless_reload),
         link_config=LINK,
+        # The freeze needs lights and lock as two commands (a shoe without STATE_COMMAND);
+        # with SetState they travel as one and cannot disagree.
+        identity=simulator_identity(state_command=False),
         rng=random.Random(7),
         announce_loaded=True,
     )

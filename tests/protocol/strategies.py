@@ -34,6 +34,7 @@ from firmware_protocol.messages import (
     SetClock,
     SetExitLock,
     SetIndicators,
+    SetState,
     ShoeEvent,
     ShoeStateChanged,
     StatusReport,
@@ -109,6 +110,11 @@ MESSAGES: dict[type[Message], st.SearchStrategy[Message]] = {
     Reset: st.builds(Reset, st.sampled_from(ResetKind)),
     Nak: st.builds(Nak, u64),
     LinkOptions: st.builds(LinkOptions, u32.map(LinkFeature)),
+    SetState: st.one_of(
+        st.builds(SetState, u8.map(Indicator), st.just(True)),
+        st.builds(SetState, u8.map(Indicator), st.just(False), st.integers(0, 255),
+                  st.integers(0, 2**32 - 1)),
+    ),
 }
 assert set(MESSAGES) == set(MESSAGE_CLASSES.values()), "a message type has no strategy"
 

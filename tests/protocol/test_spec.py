@@ -19,12 +19,14 @@ from firmware_protocol.messages import (
     ErrorReport,
     Heartbeat,
     HostHello,
+    Indicator,
     LinkFeature,
     LinkOptions,
     Message,
     Nak,
     Sensor,
     SetExitLock,
+    SetState,
 )
 
 SPEC = (Path(__file__).parents[2] / "firmware_protocol" / "SPEC.md").read_text(encoding="utf-8")
@@ -46,6 +48,8 @@ EXAMPLES: list[tuple[str, bytes]] = [
     ("LinkOptions", encode_frame(LinkOptions(LinkFeature.FAST_RECOVERY), ISN, ISN,
                                  reliable=True)),
     ("Nak", encode_frame(Nak(0b101), 0, ISN + 1)),
+    ("SetState", encode_frame(SetState(Indicator.BANKER, False, 1, 43), ISN + 1, ISN + 1,
+                              reliable=True)),
 ]
 
 
@@ -76,6 +80,7 @@ def test_timing_table_matches_the_defaults() -> None:
     assert f"| max_retransmissions | {config.max_retransmissions} |" in SPEC
     assert f"| retransmit_timeout_min | {config.retransmit_timeout_min:g} s |" in SPEC
     assert f"| nak_holdoff | {config.nak_holdoff:g} s |" in SPEC
+    assert f"| ack_delay | {config.ack_delay:g} s |" in SPEC
 
 
 def test_every_message_type_and_error_code_is_documented() -> None:

@@ -176,6 +176,7 @@ class Harness:
 
     seed: int = 1
     load_numbers: bool = True
+    state_command: bool = True
     directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="harness-")))
 
     def __post_init__(self) -> None:
@@ -187,7 +188,8 @@ class Harness:
         self.journalled: set[tuple[int, int]] = set()
         self.refused: set[tuple[int, int]] = set()  # card frames made unreadable on the wire
         self.violations: list[str] = []
-        identity = simulator_identity(load_numbers=self.load_numbers)
+        identity = simulator_identity(load_numbers=self.load_numbers,
+                                      state_command=self.state_command)
         self.shoe = RecordingShoe(
             ShoeModel(new_shoe(1, self.seed), cut_card=14), link_config=LINK, identity=identity,
             rng=random.Random(self.seed), announce_loaded=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+
 from firmware_protocol import messages as wire
 from firmware_protocol.link import LinkLost, LinkUp
 from shoe_controller.cards import Card
@@ -11,7 +12,6 @@ from shoe_controller.games.registry import create_game
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import TableController
 from shoe_controller.table.machine import Table
-
 
 HOST = wire.HostHello(protocol_version=1, session_id=1)
 

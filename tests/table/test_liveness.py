@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firmware_protocol.messages import SetExitLock, StatusRequest
+from firmware_protocol.messages import Message, SetExitLock, SetState, StatusRequest
 from shoe_controller.table.liveness import Expected, LivenessGuard, disagreement
 
 from .harness import PATIENCE, STATUS_INTERVAL, Harness, RecordingShoe
@@ -66,10 +66,16 @@ class DeafShoe(RecordingShoe):
 
     deaf = False
 
-    def _handle_command(self, message, now):
-        if self.deaf and isinstance(message, SetExitLock) and not message.locked:
+    def _handle_command(self, message: Message, now: float) -> None:
+        if self.deaf and is_unlock(message):
+            if isinstance(message, SetState):  # the lights are taken, the unlock is not
+                self._set_lights(int(message.lights))
             return
         super()._handle_command(message, now)
+
+
+def is_unlock(message: object) -> bool:
+    return isinstance(message, SetExitLock | SetState) and not message.locked
 
 
 def test_a_shoe_that_ignores_unlocks_is_resynchronised_then_latched_in_time() -> None:
@@ -92,7 +98,7 @@ def test_a_shoe_that_ignores_unlocks_is_resynchronised_then_latched_in_time() ->
         # Documented bound: one status interval to notice, then the patience.
         assert latched_at <= STATUS_INTERVAL + PATIENCE + 0.5
         sent = harness.shoe.received[mark:]
-        unlocks = [m for m in sent if isinstance(m, SetExitLock) and not m.locked]
+        unlocks = [m for m in sent if is_unlock(m)]
         assert len(unlocks) >= 2, "the unlock was not sent again before latching"
         assert sum(isinstance(m, StatusRequest) for m in sent) >= 2
         view = table.view()

@@ -1,0 +1,175 @@
+"""Card to prompt on a serial line that takes wire time, clean and bad, with and without the
+link's fast recovery (SPEC 8.8).
+
+    .venv/bin/python bench/bench_fast_recovery.py [--runs N] [--baud B]
+
+Per run: the real controller (``running_table``: journal with fsync, table, ``ShoeConnection``)
+and the real software shoe (dealer at pace 0: a card as soon as the exit opens and the last
+card was acknowledged) on the in-process wire paced at ``--baud`` (115200 8N1 by default: a
+23-byte CardDrawn frame takes 2.0 ms), a whole 8-deck shoe. The bad line, on both directions at
+the host's end (so the shoe-to-host faults act after the line, the host-to-shoe ones before
+it): 1 % of bytes corrupted, 0.5 % of frames dropped, 0.5 % duplicated.
+
+* card -> prompt: from the shoe's **first** transmission of a card (its bytes handed to the
+  line) to the controller's listener seeing the prompt that card caused. It includes the wire
+  time, any recovery, the journal's fsync and the table.
+* whole shoe: from the start to the shoe finished (SHOE_EMPTY handled), pace 0.
+
+Both link versions run on the same line and seeds: ``1.2`` (fast recovery on both ends, the
+default) and ``1.0`` (``fast_recovery=False`` on both: what the link did before). Every run
+checks that the journal holds every card exactly once, in order. The table prints medians
+over ``--runs`` shoes beside the targets of issue 14.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from firmware_protocol import messages as wire
+from firmware_protocol.codec import FrameDecoder
+from firmware_protocol.link import LinkConfig
+from shoe_controller.cards import new_shoe
+from shoe_controller.config import load_run_config
+from shoe_controller.device import ShoeConnection
+from shoe_controller.journal import Journal
+from shoe_controller.table.controller import Update
+from shoe_controller.table.runtime import running_table
+from shoe_controller.transports.base import Transport
+from shoe_controller.transports.memory import memory_pair
+from simulators.dealer import VirtualDealer
+from simulators.faults import FaultConfig, FaultInjector, FaultyTransport
+from simulators.shoe import ShoeRunner, SimulatedShoe
+from simulators.shoe_model import ShoeModel
+
+PROFILE = "punto-banco-8d"
+BAD_LINE = "corrupt=0.01,drop-frame=0.005,dup-frame=0.005"
+TARGET_P50_MS, TARGET_P99_MS, TARGET_RATIO = 5.0, 25.0, 1.5
+
+
+class CardTimes:
+    """When each card first went onto the line, and when its prompt came."""
+
+    def __init__(self) -> None:
+        self.sent: dict[int, float] = {}
+        self.prompted: dict[int, float] = {}
+        self.table: object = None
+        self._decoder = FrameDecoder()
+        self._lock = threading.Lock()
+
+    def watch_writes(self, transport: Transport) -> Transport:
+        inner_write = transport.write
+
+        def write(data: bytes) -> None:
+            now = time.perf_counter()
+            with self._lock:
+                for frame in self._decoder.feed(data):
+                    if isinstance(frame.message, wire.CardDrawn):
+                        self.sent.setdefault(frame.message.counter, now)
+            inner_write(data)
+
+        transport.write = write  # type: ignore[method-assign]
+        return transport
+
+    def listener(self, update: Update) -> None:
+        if update.input_kind == "card":
+            counter = self.table.last_counter  # type: ignore[attr-defined]
+            self.prompted.setdefault(counter, time.perf_counter())
+
+    def latencies_ms(self) -> list[float]:
+        with self._lock:
+            return [(self.prompted[c] - self.sent[c]) * 1000 for c in self.prompted
+                    if c in self.sent]
+
+
+@dataclass
+class Run:
+    latencies: list[float]
+    seconds: float
+    cards: int
+
+
+def one_shoe(directory: Path, *, seed: int, baud: int, bad: bool, fast: bool) -> Run:
+    cards = new_shoe(8, seed)
+    journal = directory / f"j-{seed}-{baud}-{bad}-{fast}.sqlite"
+    config = load_run_config(None, {
+        "device": "memory://bench", "profile": PROFILE, "journal": journal,
+        "betting_seconds": 0, "shoes": 1, "log_level": "warning"})
+    link = dataclasses.replace(config.link_config(), fast_recovery=fast)
+    host, device = memory_pair(baud=baud)
+    if bad:
+        faults = FaultConfig.parse(f"{BAD_LINE},seed={seed}")
+        host = FaultyTransport(host, tx=FaultInjector(faults),
+                               rx=FaultInjector(dataclasses.replace(faults, seed=seed + 1)))
+    times = CardTimes()
+    shoe = SimulatedShoe(ShoeModel(cards, cut_card=14), link_config=LinkConfig(
+        fast_recovery=fast), dealer=VirtualDealer(pace=0.0, button_delay=0.0),
+        rng=random.Random(seed), announce_loaded=True)
+    connection = ShoeConnection(host, link_config=link)
+    started = time.perf_counter()
+    with ShoeRunner(shoe, times.watch_writes(device)).start() as runner, \
+            running_table(config, connection=connection) as controller:
+        times.table = controller.table
+        controller.listeners.append(times.listener)
+        deadline = time.monotonic() + 300
+        controller.run(lambda: time.monotonic() > deadline, shoes=1)
+        runner.check()
+        if not controller.shoes_finished:
+            raise SystemExit(f"seed {seed}: the shoe did not finish within 300 s")
+    seconds = time.perf_counter() - started
+    with Journal(journal, readonly=True) as store:
+        counters = [r.data["counter"] for r in store.records() if r.kind == "card"]
+    if counters != list(range(1, len(counters) + 1)) or len(counters) < len(cards) - 20:
+        raise SystemExit(f"seed {seed}: the journal's cards are not 1..N exactly once, in order")
+    return Run(times.latencies_ms(), seconds, len(counters))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="shoes per cell (default 3)")
+    parser.add_argument("--baud", type=int, default=115200, help="line rate (default 115200)")
+    args = parser.parse_args()
+    print(f"paced line {args.baud} baud 8N1; bad line: {BAD_LINE} (both ways); "
+          f"{args.runs} shoe(s) per cell; pace 0", flush=True)
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="bench-fast-recovery-") as tmp:
+        for fast in (True, False):
+            for bad in (False, True):
+                runs = [one_shoe(Path(tmp), seed=seed, baud=args.baud, bad=bad, fast=fast)
+                        for seed in range(1, args.runs + 1)]
+                latencies = [value for run in runs for value in run.latencies]
+                rows[fast, bad] = (latencies, statistics.median(r.seconds for r in runs))
+                print(f"  link {'1.2' if fast else '1.0'} {'bad  ' if bad else 'clean'}: "
+                      f"{len(latencies)} cards, shoe {rows[fast, bad][1]:.2f} s", flush=True)
+    print()
+    print(f"{'link':5} {'line':6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'shoe s':>7} "
+          f"{'x clean':>8}  target")
+    for (fast, bad), (latencies, seconds) in rows.items():
+        ratio = seconds / rows[fast, False][1]
+        p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+        target = ""
+        if fast and bad:
+            ok = p50 < TARGET_P50_MS and p99 < TARGET_P99_MS and ratio < TARGET_RATIO
+            target = (f"p50 < {TARGET_P50_MS:g}, p99 < {TARGET_P99_MS:g} ms, shoe < "
+                      f"{TARGET_RATIO:g}x clean: {'ok' if ok else 'NOT MET'}")
+        print(f"{'1.2' if fast else '1.0':5} {'bad' if bad else 'clean':6} {p50:7.2f} "
+              f"{p99:7.2f} {max(latencies):7.1f} {seconds:7.2f} {ratio:8.2f}  {target}")
+
+
+if __name__ == "__main__":
+    main()
