@@ -23,8 +23,10 @@ CI runs a fixed budget; set ``CARD_CONSERVATION_EXAMPLES`` (and ``..._STEPS``) f
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +52,9 @@ from .harness import PIN, SUPERVISOR, Harness
 
 EXAMPLES = int(os.environ.get("CARD_CONSERVATION_EXAMPLES", "120"))
 STEPS = int(os.environ.get("CARD_CONSERVATION_STEPS", "40"))
+REPORT = os.environ.get("CARD_CONSERVATION_REPORT")
+"""A file to which a long run writes how many examples and steps it has run so far."""
+TOTALS: Counter[str] = Counter()
 
 POINTS = {1: 1, **{rank: rank % 10 for rank in range(2, 14)}}
 
@@ -66,12 +71,17 @@ class CardConservation(RuleBasedStateMachine):
     def start(self, seed: int) -> None:
         self.harness = Harness(seed=seed)
         self.harness.settle()
-        self.stats: Counter[str] = Counter()
+        self.steps = 0
 
     def teardown(self) -> None:
         harness = getattr(self, "harness", None)
         if harness is not None:
             harness.close()
+            TOTALS["examples"] += 1
+            TOTALS["steps"] += self.steps
+            TOTALS["cards"] += len(harness.shoe.physical)
+            if REPORT:
+                Path(REPORT).write_text(json.dumps(dict(TOTALS)), encoding="utf-8")
 
     @property
     def h(self) -> Harness:
@@ -222,6 +232,7 @@ class CardConservation(RuleBasedStateMachine):
     # ------------------------------------------------------------------ invariants
     @invariant()
     def nothing_acknowledged_before_it_is_journalled(self) -> None:
+        self.steps += 1  # invariants run after every step (and once after the start)
         assert not self.h.violations, self.h.violations[:3]
 
     @invariant()
