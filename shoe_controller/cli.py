@@ -55,7 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except ShoeError as exc:
-        print(f"shoe {args.command}: error: {exc}", file=sys.stderr)
+        from shoe_controller.logs import log_fatal_as_json
+
+        if not log_fatal_as_json(f"shoe {args.command}: error: {exc}"):
+            print(f"shoe {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

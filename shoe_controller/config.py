@@ -96,6 +96,7 @@ class RunConfig:
     table_key_file: Path | None = None
     table_ca_file: Path | None = None
     table_down_policy: str = "keep-dealing"
+    journal_key_file: Path | None = None
 
     def link_config(self) -> LinkConfig:
         """The shoe link's settings: what validation built, so it cannot fail at start."""
@@ -200,7 +201,7 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
         except _Invalid as exc:
             failed.add(key)
             problems.extend(f"{origin}: {key}{reason}" for reason in exc.reasons)
-    for key in ("journal", "table_key_file", "table_ca_file"):
+    for key in ("journal", "table_key_file", "table_ca_file", "journal_key_file"):
         if path is not None and key in checked and values[key][0] == str(path):
             checked[key] = path.parent / checked[key]  # relative to the file
     if "table_url" in checked:
@@ -208,6 +209,12 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
             if key not in values:
                 problems.append(f"{source}: {key}: required with table_url (set it in the "
                                 f"file or with --{key.replace('_', '-')})")
+    elif "table_url" not in values:
+        # Without a table URL these would be silently ignored: the operator meant to report.
+        for key in ("table_token", "table_key_file", "table_ca_file", "table_down_policy"):
+            if key in values:
+                problems.append(f"{values[key][0]}: {key}: only used with table_url (set "
+                                "table_url or --table-url, or leave it out)")
 
     if not failed & set(_LINK_KEYS.values()):
         for key, reason in _link_problems(checked):
@@ -481,6 +488,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "table_key_file": _path,
     "table_ca_file": _path,
     "table_down_policy": _choice(TABLE_DOWN_POLICIES),
+    "journal_key_file": _path,
 }
 
 

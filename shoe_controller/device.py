@@ -48,7 +48,12 @@ from typing import Self
 from firmware_protocol.link import Link, LinkConfig, LinkOutput, ProtocolError, Role
 from firmware_protocol.messages import DeviceInfo, Message
 from shoe_controller.errors import ShoeError, ShoeTimeoutError, TransportError
-from shoe_controller.transports.base import ReconnectingTransport, Transport, TransportEvent
+from shoe_controller.transports.base import (
+    ReconnectingTransport,
+    Transport,
+    TransportEvent,
+    TransportEventKind,
+)
 
 __all__ = ["ConnectionItem", "HostEndpoint", "ShoeConnection"]
 
@@ -56,6 +61,11 @@ log = logging.getLogger("shoe.device")
 
 ConnectionItem = LinkOutput | TransportEvent
 """What :meth:`ShoeConnection.get` returns."""
+
+RETRY_LOG_SECONDS = 60.0
+"""While the shoe cannot be reached, a failed reconnection attempt is logged (WARNING) only if
+its error differs from the last one logged or this long after it: the attempts go on every
+second, the log must not."""
 
 MAX_WAIT = 0.05
 """Longest the I/O thread blocks in one read, so timers and ``close()`` are served promptly."""
@@ -165,6 +175,8 @@ class ShoeConnection:
         self._error: BaseException | None = None
         self._closing = threading.Event()
         self._closed = False
+        self._ever_connected = False
+        self._retry_logged: tuple[float, str] | None = None  # (when, error) last logged
         self.transport = ReconnectingTransport(
             factory,
             self._on_transport_event,
@@ -172,6 +184,7 @@ class ShoeConnection:
             backoff_max=backoff_max,
         )
         self.transport.open()
+        self._ever_connected = self.transport.is_connected
         self._thread = threading.Thread(target=self._run, name="shoe-connection", daemon=True)
         self._thread.start()
 
@@ -314,9 +327,40 @@ class ShoeConnection:
                 self._ready.notify_all()
 
     def _on_transport_event(self, event: TransportEvent) -> None:
+        self._log_transport_event(event)
         with self._ready:
             self._transport_events.append(event)
             self._ready.notify_all()
+
+    def _log_transport_event(self, event: TransportEvent) -> None:
+        """Tell the operator, at the default level, that the shoe cannot be reached and why
+        (a missing port used to show only at debug level): one WARNING when it goes, repeated
+        failures rate-limited (:data:`RETRY_LOG_SECONDS`), one INFO line when it is back."""
+        fields = {"device": event.description, "error": event.reason,
+                  "attempt": event.attempt, "down_for": round(event.down_for, 1)}
+        now = time.monotonic()
+        if event.kind is TransportEventKind.LOST:
+            self._retry_logged = (now, event.reason)
+            if self._ever_connected:
+                log.warning("shoe connection lost on %s: %s; reconnecting", event.description,
+                            event.reason, extra=fields)
+            else:
+                log.warning("cannot connect to the shoe on %s: %s; retrying", event.description,
+                            event.reason, extra=fields)
+        elif event.kind is TransportEventKind.RETRY_FAILED:
+            last = self._retry_logged
+            if last is None or last[1] != event.reason or now - last[0] >= RETRY_LOG_SECONDS:
+                self._retry_logged = (now, event.reason)
+                log.warning("shoe still not connected on %s after %.0f s (%d attempts): %s; "
+                            "retrying", event.description, event.down_for, event.attempt,
+                            event.reason, extra=fields)
+            else:
+                log.debug("shoe still not connected: %s", event.reason, extra=fields)
+        elif event.kind is TransportEventKind.RECONNECTED:
+            self._ever_connected = True
+            self._retry_logged = None
+            log.info("shoe port %s open after %.1f s", event.description, event.down_for,
+                     extra=fields)
 
     def _flush(self) -> None:
         """Write what the endpoint lets out now (nothing while an item awaits its commit).

@@ -102,3 +102,13 @@ def setup_logging(json_lines: bool, level: str, stream: TextIO | None = None) ->
     # still come through; at debug level everything does.
     logging.getLogger("transitions").setLevel(max(numeric, logging.WARNING))
     return handler
+
+
+def log_fatal_as_json(message: str) -> bool:
+    """Log ``message`` as an ERROR JSON line if the command set up JSON logging (True), so a
+    log collector gets a fatal error like every other line; False: print it as text."""
+    handlers = [h for h in logging.getLogger().handlers if getattr(h, _MARK, False)]
+    if not handlers or not isinstance(handlers[0].formatter, JsonLinesFormatter):
+        return False
+    logging.getLogger("shoe_controller.cli").error(message)
+    return True

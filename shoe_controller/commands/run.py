@@ -43,6 +43,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", choices=LOG_LEVELS)
     parser.add_argument("--durability", choices=DURABILITIES,
                         help="journal fsync policy (full: fsync every record; default)")
+    parser.add_argument("--journal-key-file", type=Path,
+                        help="file holding the journal's HMAC key: a new journal is created "
+                        "keyed, an existing keyed one needs it (docs/journal.md)")
     parser.add_argument("--quiet", action="store_true", help="no prompts on stdout")
     parser.add_argument("--table-url", help="the table system: ws://HOST:PORT/PATH or wss://...")
     parser.add_argument("--table-token", help="token the controller authenticates with")
@@ -63,6 +66,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.log_json:  # so that even a configuration error is one JSON line
+        setup_logging(True, args.log_level or "info")
     config = load_run_config(args.config, {
         "device": args.device, "profile": args.profile, "journal": args.journal,
         "betting_seconds": args.betting_seconds, "shoes": args.shoes,
@@ -70,28 +75,47 @@ def run(args: argparse.Namespace) -> int:
         "durability": args.durability, "table_url": args.table_url,
         "table_token": args.table_token, "table_key_file": args.table_key_file,
         "table_down_policy": args.table_down_policy,
+        "journal_key_file": args.journal_key_file,
     })
-    http = http_from_args(args)  # an unsafe --http stops here, before the journal is opened
     setup_logging(config.log_json, config.log_level)
+    http = http_from_args(args)  # an unsafe --http stops here, before the journal is opened
     if (warning := durability_warning(config)) is not None:
         log.warning(warning, extra={"durability": config.durability})
-    from shoe_controller.table.runtime import running_table, services
+    from shoe_controller.table.runtime import check_services, running_table, services
+
+    extras_options = {"http": http, "camera": args.camera, "deck": args.deck,
+                      "models": args.models, "cross_check": args.camera_cross_check}
+    # Every option is checked before the journal is touched: a start that fails leaves
+    # neither a new journal nor a session record in an existing one.
+    check_services(**extras_options)
 
     stop = threading.Event()
+    stopped_by: list[str] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        stop.set()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    with running_table(config) as controller, services(
-        controller, http=http, camera=args.camera, deck=args.deck,
-        models=args.models, cross_check=args.camera_cross_check,
-        console=sys.stdin if args.console else None,
+        signal.signal(signum, on_signal)
+    with running_table(config, begin_session=False) as controller, services(
+        controller, **extras_options, console=sys.stdin if args.console else None,
     ) as extras:
+        controller.begin_session()  # journalled only now that everything has started
         console = None
         if not args.quiet:
             console = Console()
             controller.listeners.append(console)
         log.info("table running", extra={"device": config.device, "profile": config.profile,
                                           "journal": str(config.journal)})
-        controller.run(extras.should_stop(stop.is_set), shoes=config.shoes)
+        reason = "error"
+        try:
+            controller.run(extras.should_stop(stop.is_set), shoes=config.shoes)
+            reason = (stopped_by[0] if stopped_by
+                      else f"{controller.shoes_finished} shoe(s) finished")
+        finally:
+            # One line whatever ended the run (a failure is also reported by its own line).
+            log.info("table stopped (%s)", reason, extra={"reason": reason})
         if console is not None and controller.shoes_finished:
             print(console.summary())
     return 0

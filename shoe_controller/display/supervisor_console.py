@@ -2,7 +2,7 @@
 
 Beside the web panel, this is how a pit supervisor clears a latched error at the table:
 
-    clear alice            void alice [reason]      enter alice QS      end alice
+    clear alice            void alice REASON        enter alice QS      end alice
 
 The PIN is asked without echo. Commands go to the controller's thread through
 :meth:`TableController.supervisor` with the client ``"console"``, so the console's wrong PINs
@@ -31,7 +31,7 @@ from shoe_controller.table.controller import TableController
 log = logging.getLogger("shoe_controller.supervisor")
 
 COMMANDS = {"clear": "clear", "void": "void_round", "enter": "enter_card", "end": "end_shoe"}
-HELP = "commands: clear ID | void ID [reason] | enter ID CARD | end ID | help"
+HELP = "commands: clear ID | void ID REASON | enter ID CARD | end ID | help"
 WAIT_SECONDS = 2.0
 """How long the console waits for the table's decision before saying "queued"."""
 STOPPED = ("supervisor console: input ended ({why}): typed supervisor commands are no longer "
@@ -58,6 +58,10 @@ def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
         if len(args) != 2:
             raise ShoeError("usage: enter ID CARD (e.g. enter alice QS)")
         return COMMANDS[verb], supervisor, args[1], ""
+    if verb == "void" and len(args) < 2:
+        # Asked before the PIN: a void is journalled with why it was done.
+        raise ShoeError("usage: void ID REASON (a void needs a reason, e.g. void alice "
+                        "dealer exposed a card)")
     return COMMANDS[verb], supervisor, None, " ".join(args[1:])
 
 

@@ -136,7 +136,8 @@ def check_key(meta: Mapping[str, str], key: bytes | None, path: Path) -> None:
     if algorithm not in (HASH_PLAIN, HASH_KEYED):
         raise JournalError(f"{path}: unknown hash algorithm {algorithm!r}")
     if algorithm == HASH_KEYED and key is None:
-        raise JournalError(f"{path}: this journal is keyed (HMAC); its key is needed")
+        raise JournalError(f"{path}: this journal is keyed (HMAC); its key is needed "
+                           "(shoe run --journal-key-file, shoe journal verify --key-file)")
     if algorithm == HASH_PLAIN and key is not None:
         raise JournalError(f"{path}: this journal is not keyed; do not pass a key")
 
@@ -184,10 +185,9 @@ class Journal:
     # -- opening -------------------------------------------------------------------------
 
     def _open_writable(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise JournalError(f"{self.path}: cannot create the journal's folder: {exc}") from exc
+        # The folder is not created: a typo in a journal's path must not start a fresh table.
+        if not self.path.parent.is_dir():
+            raise JournalError(f"{self.path}: directory {self.path.parent} does not exist")
         try:
             conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
@@ -252,6 +252,8 @@ class Journal:
             conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
 
     def _check_key(self) -> None:
+        if self.readonly and self._key is None and self.meta.get("hash_algorithm") == HASH_KEYED:
+            return  # reading needs no key (export, recall, the display); verifying does
         try:
             check_key(self.meta, self._key, self.path)
         except JournalError:

@@ -66,6 +66,11 @@ class TableSystemConfig:
     backoff_max: float = 2.0
     drain_seconds: float = 5.0
     controller_version: str = ""
+    auth_backoff_initial: float = 30.0
+    auth_backoff_max: float = 300.0
+    """After the table system refused our token or key: a configuration error that retrying
+    every 2 s cannot fix; the retries go on (the operator may fix it on the server's side)
+    but wait 30 s, doubling up to 5 min."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,14 @@ class ReporterStats:
     commands: int = 0
     last_error: str = ""
     connected_at: list[float] = field(default_factory=list)
+
+
+#: Error codes in the handshake that mean our credentials (token, shared key) are wrong.
+AUTH_CODES = (p.UNAUTHENTICATED, p.BAD_SIGNATURE)
+
+
+class AuthenticationRefused(ProtocolViolation):
+    """The table system refused our token, or its messages are not signed with our key."""
 
 
 class TableSystemReporter:
@@ -122,6 +135,7 @@ class TableSystemReporter:
         self._rewind: int | None = None
         self._next_command_seq = 1
         self._down_logged = False
+        self._auth_refused = False  # the last connection was refused for our credentials
 
     # ------------------------------------------------------------ controller side
     def attach_journal(self, journal: Journal) -> JournalAttachment:
@@ -334,11 +348,16 @@ class TableSystemReporter:
             stopping.cancel()
             if session.result():
                 delay = self.config.backoff_initial  # it worked for a while: retry quickly
+            if self._auth_refused:  # retrying at once cannot help: wait long, doubling
+                delay = max(delay, self.config.auth_backoff_initial)
+                limit = self.config.auth_backoff_max
+            else:
+                limit = self.config.backoff_max
             try:
                 await asyncio.wait_for(self._stop.wait(), delay)
             except TimeoutError:
                 pass
-            delay = min(delay * 2, self.config.backoff_max)
+            delay = min(delay * 2, limit)
 
     async def _connect_once(self) -> bool:
         """One connection; True if a session was established. Network trouble is logged."""
@@ -366,6 +385,19 @@ class TableSystemReporter:
     def _log_down(self, exc: BaseException) -> None:
         text = f"{type(exc).__name__}: {exc}"
         self.stats.last_error = text
+        if isinstance(exc, AuthenticationRefused):
+            if not self._auth_refused:  # said once, clearly; the same refusal again is not news
+                log.error("table system at %s refused this controller: %s. Check the "
+                          "controller's table token and key (--table-token, --table-key-file) "
+                          "against the table system's; retrying every few minutes",
+                          self.config.url, exc.detail,
+                          extra={"url": self.config.url, "code": exc.code})
+            else:
+                log.debug("table system still refuses this controller: %s", text)
+            self._auth_refused = True
+            self._down_logged = True
+            return
+        self._auth_refused = False
         if isinstance(exc, ProtocolViolation) or not self._down_logged:
             log.warning("table system unreachable (%s); retrying, the table keeps the events",
                         text, extra={"url": self.config.url})
@@ -375,8 +407,14 @@ class TableSystemReporter:
 
     async def _handshake(self, ws: ClientConnection) -> None:
         timeout = self.config.handshake_timeout
-        challenge = p.decode(await asyncio.wait_for(ws.recv(), timeout), self.config.key,
-                             sender="table_system")
+        try:
+            challenge = p.decode(await asyncio.wait_for(ws.recv(), timeout), self.config.key,
+                                 sender="table_system")
+        except ProtocolViolation as exc:
+            if exc.code == p.BAD_SIGNATURE:  # the table system signs with another key
+                raise AuthenticationRefused(exc.code, f"its challenge is not signed with our "
+                                            f"key ({exc.detail})") from None
+            raise
         if challenge["type"] != "challenge":
             raise ProtocolViolation(p.MALFORMED, f"expected challenge, got {challenge['type']}")
         client_nonce = p.new_nonce()
@@ -388,6 +426,8 @@ class TableSystemReporter:
                          sender="table_system")
         if reply["type"] == "error":
             self.stats.errors_received += 1
+            if reply["code"] in AUTH_CODES:
+                raise AuthenticationRefused(reply["code"], f"{reply['code']}: {reply['detail']}")
             raise ProtocolViolation(reply["code"], f"table system refused us: {reply['detail']}")
         session = p.session_id(challenge["nonce"], client_nonce)
         if reply["type"] != "welcome" or reply["session"] != session:
@@ -410,6 +450,7 @@ class TableSystemReporter:
         self._drives_betting = reply["drives_betting"]
         self._connected = True
         self._down_logged = False
+        self._auth_refused = False
         self.stats.connects += 1
         self.stats.connected_at.append(time.monotonic())
         log.info("table system connected: it has events up to %d, %d to send",

@@ -59,6 +59,7 @@ from shoe_controller.table.inputs import (
 from shoe_controller.table.irregularities import Irregularity
 from shoe_controller.table.liveness import Expected, LivenessGuard
 from shoe_controller.table.machine import Table, TableView
+from shoe_controller.transports.base import TransportEvent, TransportEventKind
 
 log = logging.getLogger("shoe_controller.table")
 
@@ -89,6 +90,9 @@ SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe")
 #: dealt meanwhile; a cable that is replugged or a line that recovers within the grace is a
 #: flap the link layer has already healed, not an irregularity.
 LINK_GRACE_SECONDS = 5.0
+#: How long after start the dealer sees "Connecting to the shoe..." before "Shoe not
+#: connected": a shoe that is there answers within a second; one that is not is an alarm.
+CONNECT_GRACE_SECONDS = 5.0
 
 
 class DeviceConnection(Protocol):
@@ -235,10 +239,18 @@ class TableController:
         self.reporter = reporter
         self.down_policy = down_policy
         self._requested_open: tuple[int, int] | None = None  # (shoe, round) the table system
+        # Why the shoe is not there, for the dealer's view (not journalled: the table's own
+        # link state is; this only explains it).
+        self._session_at: float | None = None  # when this run's session record was written
+        self._link_seen = False  # the shoe answered at least once in this run
+        self._link_detail = ""
+        self.connect_grace = CONNECT_GRACE_SECONDS
 
     # ----------------------------------------------------------------- start-up
-    def start(self) -> int:
-        """Rebuild the table from the journal, then record this session. Returns records read."""
+    def start(self, *, begin_session: bool = True) -> int:
+        """Rebuild the table from the journal, then record this session (unless
+        ``begin_session`` is False: then :meth:`begin_session` does, once everything else
+        has started, so a start that fails leaves no record). Returns records read."""
         reporter = self.reporter
 
         def report(record: Any, _item: TableInput, events: list[dict[str, Any]]) -> None:
@@ -254,15 +266,25 @@ class TableController:
                         "in play finishes with the journalled profile, the new one applies from "
                         "the next shoe", self.profile, self.table.shoe_number,
                         extra={"profile": self.profile, "shoe": self.table.shoe_number})
-        # The session record also marks the shoe link down until the shoe answers this run.
-        self._apply(SessionStarted(self.profile, self.table.game.name, self.version,
-                                   sha256, self.profile_toml))
         if self.table.state == "shoe_finished":
             self.shoes_finished = 1
         log.info("table rebuilt from %d journal records: %s", count, self.table.state,
                  extra={"records": count, "state": self.table.state,
                         "round": self.table.round_number})
+        if begin_session:
+            self.begin_session()
         return count
+
+    def begin_session(self) -> None:
+        """Journal this run's session record (once, after :meth:`start`)."""
+        if self._session_at is not None:
+            return
+        sha256 = hashlib.sha256(self.profile_toml.encode("utf-8")).hexdigest() \
+            if self.profile_toml else ""
+        self._session_at = self.clock()
+        # The session record also marks the shoe link down until the shoe answers this run.
+        self._apply(SessionStarted(self.profile, self.table.game.name, self.version,
+                                   sha256, self.profile_toml))
 
     # ----------------------------------------------------------------- inputs
     def submit(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:
@@ -287,6 +309,11 @@ class TableController:
         was journalled and whether the table carried it out."""
         if action not in SUPERVISOR_ACTIONS:
             raise ShoeError(f"unknown supervisor action {action!r}; one of {SUPERVISOR_ACTIONS}")
+        if action == "void_round" and not reason.strip():
+            # Refused before the PIN is checked (nothing counted); the table refuses one
+            # submitted without a reason too, whichever way it came.
+            raise ShoeError("a void needs a reason (what happened), e.g. 'dealer exposed a "
+                            "card'")
         parsed = None
         if action == "enter_card":
             if not card:
@@ -328,6 +355,7 @@ class TableController:
         # card out that is not due. Between cards the shoe keeps its stop engaged by itself.
         self._sync_device()
         self._watch_liveness()
+        self._refresh_view()
 
     def run(self, should_stop: Callable[[], bool], shoes: int | None = None) -> None:
         """Run until ``should_stop()`` or until ``shoes`` shoes have finished in this run."""
@@ -370,8 +398,19 @@ class TableController:
                         extra={"carried_over": received.carried_over,
                                "dropped": len(received.dropped)})
             return self._shoe_connected(received.peer, restarted=True)
+        if isinstance(received, TransportEvent):
+            self._on_transport(received)
+            return []
         if isinstance(received, LinkUp):
             self._shoe_link_up = True
+            self._link_seen = True
+            self._link_detail = ""
+            peer = received.peer
+            if isinstance(peer, wire.DeviceInfo):
+                log.info("shoe connected: %s %s, serial %s, firmware %s", peer.vendor,
+                         peer.model, peer.serial_number, peer.firmware_version,
+                         extra={"serial": peer.serial_number, "model": peer.model,
+                                "firmware": peer.firmware_version})
             items = self._shoe_connected(received.peer, restarted=False)
             if self._link_lost is not None:
                 log.info("shoe link back within %.1f s: nothing to record", self.link_grace)
@@ -382,10 +421,12 @@ class TableController:
         if isinstance(received, LinkLost):
             self._shoe_link_up = False
             self.liveness.link_changed()
+            reason = dealer_reason(received.reason)
+            self._link_detail = reason
             if self.table.link_up and self._link_lost is None:
-                reason = received.reason
                 log.warning("shoe link lost (%s); recorded if not back within %.1f s",
-                            reason, self.link_grace)
+                            received.reason, self.link_grace,
+                            extra={"reason": received.reason})
                 self._link_lost = (self.clock(), reason)
             return []
         if isinstance(received, ProtocolError):
@@ -398,6 +439,42 @@ class TableController:
         else:
             log.debug("shoe: %s", received)
         return []
+
+    def _on_transport(self, event: TransportEvent) -> None:
+        """The port itself (not the shoe's protocol) went or came back. The connection has
+        logged it; the dealer's view says why the shoe is not there."""
+        if event.kind is TransportEventKind.RECONNECTED:
+            self._link_detail = ""
+        else:
+            self._link_detail = f"cannot reach the shoe on {event.description}"
+
+    def link_detail(self) -> str:
+        """Why the shoe is not connected, in the dealer's words ("" if nothing is known)."""
+        if self._link_detail:
+            return self._link_detail
+        where = getattr(self.connection, "description", "")
+        return f"no answer from the shoe on {where}" if where else "no answer from the shoe"
+
+    def current_view(self) -> TableView:
+        """The table's view with what only this shell knows: how long it has been waiting
+        for the shoe to answer, and why it is not there."""
+        if self.table.link_up:
+            return self.table.view()
+        connecting = (not self._link_seen and self._session_at is not None
+                      and self.clock() - self._session_at < self.connect_grace)
+        return self.table.view(connecting=connecting, link_detail=self.link_detail())
+
+    def _refresh_view(self) -> None:
+        """Tell listeners when the view changed with time alone (connecting -> not
+        connected), not by an input."""
+        if self._view is None:
+            return
+        view = self.current_view()
+        if view != self._view:
+            self._view = view
+            update = Update(view, [], "view")
+            for listener in list(self.listeners):
+                listener(update)
 
     def _shoe_connected(self, peer: object, *, restarted: bool) -> list[TableInput]:
         """The shoe answered a handshake: send it our whole state again (it may have
@@ -492,7 +569,8 @@ class TableController:
                 self.shoes_finished += 1
             if event["type"] == "betting_closed" or event["type"] == "round_opened":
                 self._betting_closes_at = None
-        view = self.table.view()
+            _log_event(event, self.table.shoe_number)
+        view = self.current_view()
         self._view = view
         if self.table.notice:
             log.info("%s", self.table.notice, extra={"input": item.KIND})
@@ -634,4 +712,39 @@ class TableController:
 
     @property
     def view(self) -> TableView:
-        return self._view or self.table.view()
+        return self._view or self.current_view()
+
+
+def dealer_reason(reason: str) -> str:
+    """The link layer's reason for a lost link in words for the table ("no valid frame from
+    the peer for 2 s" is the shoe that stopped answering)."""
+    if reason.startswith("no valid frame"):
+        return "the shoe stopped answering"
+    return reason or "shoe link lost"
+
+
+def _log_event(event: Mapping[str, Any], shoe: int) -> None:
+    """One WARNING per irregularity latched, cleared or refused clearance, and per voided
+    round, at the default level, with its fields (text and JSON logs alike)."""
+    kind = event["type"]
+    if kind == "irregularity":
+        log.warning("irregularity: %s%s", event["prompt"],
+                    f" ({event['detail']})" if event.get("detail") else "",
+                    extra={"irregularity": event["kind"], "detail": event.get("detail", ""),
+                           "card": event.get("card"), "counter": event.get("counter"),
+                           "shoe": shoe, "round": event.get("round")})
+    elif kind == "irregularity_cleared":
+        who = event.get("supervisor") or event.get("source") or "the table"
+        log.warning("irregularity cleared: %s by %s", event["kind"], who,
+                    extra={"irregularity": event["kind"], "supervisor": event.get("supervisor"),
+                           "source": event.get("source"), "card": event.get("card"),
+                           "shoe": shoe, "round": event.get("round")})
+    elif kind == "clear_refused":
+        log.warning("clear refused for %s: %s", event.get("supervisor"), event.get("reason"),
+                    extra={"supervisor": event.get("supervisor"), "reason": event.get("reason"),
+                           "shoe": shoe})
+    elif kind == "round_void":
+        log.warning("round %s voided by %s: %s", event.get("round"),
+                    event.get("supervisor") or "the table", event.get("reason"),
+                    extra={"supervisor": event.get("supervisor"), "reason": event.get("reason"),
+                           "shoe": shoe, "round": event.get("round")})

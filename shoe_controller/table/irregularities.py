@@ -57,7 +57,7 @@ _PROMPTS: dict[Irregularity, tuple[str, str]] = {
     ),
     Irregularity.MISREAD: (
         "Card not read by the shoe",
-        "Leave the card face up; waiting for the camera, or a supervisor enters it.",
+        "Leave the card face up and call a supervisor to enter it.",
     ),
     Irregularity.LID_OPENED: (
         "Shoe lid opened during the round",

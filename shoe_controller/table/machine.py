@@ -130,6 +130,8 @@ class TableSettings:
     """Table rules that are not the game's: e.g. whether the lid may open between rounds."""
 
     table_id: str = "table-1"
+    camera_fallback: bool = False
+    """A camera reads misread cards (``--camera``): the misread remedy says so."""
 
 
 def _round_states(game: Game) -> list[Any]:
@@ -374,9 +376,9 @@ class Table:
         if due is None:
             return
         self._hold(_Pending(item.counter, Irregularity.MISREAD, None, due))
-        self._latch(
-            Irregularity.MISREAD, f"card {item.counter} for {due.target}", counter=item.counter
-        )
+        # Named as the dealer knows it ("Player's 2nd card"): the shoe's counter also counts
+        # burn cards and earlier rounds, so "card 17" means nothing at the table.
+        self._latch(Irregularity.MISREAD, self._due_name(due), counter=item.counter)
 
     def _card_out(self, card: Card | None, counter: int, while_locked: bool) -> Due | None:
         """Account a card (``None``: unread) that left the shoe; the card it is due as, or
@@ -437,7 +439,8 @@ class Table:
             self.cards_dealt += 1
             if counter == first and due is not None and self.pending is None:
                 self._hold(_Pending(counter, Irregularity.COUNTER_GAP, None, due))
-                self._latch(Irregularity.COUNTER_GAP, f"{detail}; it was due for {due.target}",
+                self._latch(Irregularity.COUNTER_GAP,
+                            f"a card left the shoe unreported: {self._due_name(due)}",
                             counter=counter)
             else:
                 self._stray(None, counter, Irregularity.COUNTER_GAP, detail)
@@ -576,6 +579,10 @@ class Table:
         if action == "clear":
             self._supervisor_clear(item)
         elif action == "void_round":
+            if not item.reason.strip():
+                # A voided round is a dispute waiting to happen: the journal must say why.
+                self._refuse("a void needs a reason")
+                return
             if not self._round_in_progress():
                 self._refuse("no round in progress to void")
                 return
@@ -618,7 +625,10 @@ class Table:
         self.refusal = self.notice = reason
 
     # ------------------------------------------------------------------ view
-    def view(self) -> TableView:
+    def view(self, *, connecting: bool = False, link_detail: str = "") -> TableView:
+        """What the dealer sees now. While the shoe link is down the caller (who has the
+        clock and the transport) says whether the table is still ``connecting`` (just
+        started: no alarm yet) and why the shoe is not there (``link_detail``)."""
         due = self._due()
         locked = due is None or self.alarm == "latched" or self.lid_open or not self.link_up
         lights: tuple[str, ...] = ()
@@ -626,11 +636,17 @@ class Table:
         if self.alarm == "latched":
             first = self.latched[0]
             prompt, level = first.kind.prompt, Level.ERROR
-            detail = first.kind.remedy + (f" ({first.detail})" if first.detail else "")
+            detail = self._remedy(first.kind) + (f" ({first.detail})" if first.detail else "")
             lights = ("stop",)
-        elif not self.link_up and self.state != "no_shoe":
-            prompt, level, lights = "Shoe offline: check its cable", Level.ERROR, ()
-            detail = "The exit stays locked until the shoe is back"
+        elif not self.link_up and connecting:
+            prompt, level = "Connecting to the shoe...", Level.WAIT
+            detail = "The exit stays locked until the shoe answers"
+        elif not self.link_up:
+            # Also with no shoe loaded: "Load a shuffled shoe" would send the dealer to a
+            # shoe that cannot report its cards.
+            prompt, level = "Shoe not connected: check its cable", Level.ERROR
+            detail = "The exit stays locked until the shoe is back" + (
+                f" ({link_detail})" if link_detail else "")
         elif self.lid_open and due is not None:
             prompt, level, lights = "Close the shoe lid", Level.ERROR, ("stop",)
         elif due is not None:
@@ -669,10 +685,27 @@ class Table:
             round=self.round_number,
             cards_dealt=self.cards_dealt,
             due=None if due is None else due.target,
-            latched=tuple(latch.to_dict() for latch in self.latched),
+            latched=tuple(self._latched_dict(latch) for latch in self.latched),
             lid_open=self.lid_open,
             link_up=self.link_up,
         )
+
+    def _remedy(self, kind: Irregularity) -> str:
+        """What the dealer does about ``kind`` at this table (a misread is read by the
+        camera only where there is one)."""
+        if kind is Irregularity.MISREAD and self.settings.camera_fallback:
+            return MISREAD_REMEDY_WITH_CAMERA
+        return kind.remedy
+
+    def _latched_dict(self, latched: Latched) -> dict[str, Any]:
+        return {**latched.to_dict(), "remedy": self._remedy(latched.kind)}
+
+    def _due_name(self, due: Due) -> str:
+        """The due card as the dealer counts: "Player's 2nd card", "the 3rd burn card"."""
+        if due.target == "burn":
+            return f"the {_ordinal(len(self.burn_cards) + 1)} burn card"
+        held = sum(1 for card in self.game.cards_in_round() if card.get("target") == due.target)
+        return f"{due.target.capitalize()}'s {_ordinal(held + 1)} card"
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the table holds, as plain values: two tables fed the same inputs have
@@ -840,7 +873,7 @@ class Table:
         latched = Latched(kind, detail, card, counter, self.round_number)
         self.latched.append(latched)
         self.latch()
-        self._emit("irregularity", **latched.to_dict())
+        self._emit("irregularity", **self._latched_dict(latched))
 
     def _supervisor_clear(self, item: SupervisorAction) -> None:
         if not self.latched:
@@ -917,6 +950,16 @@ class Table:
 
     def _emit(self, event_type: str, /, **data: Any) -> None:
         self._events.append({"type": event_type, **data})
+
+
+MISREAD_REMEDY_WITH_CAMERA = ("Leave the card face up under the camera: it reads the card; "
+                              "if it cannot, a supervisor enters it.")
+
+
+def _ordinal(n: int) -> str:
+    if n % 100 in (11, 12, 13):
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def rebuild(game: Game, inputs: list[TableInput], settings: TableSettings | None = None) -> Table:

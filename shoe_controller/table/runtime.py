@@ -21,7 +21,10 @@ from shoe_controller.journal import Journal
 from shoe_controller.table.controller import TableController
 from shoe_controller.table.inputs import CameraCheck
 from shoe_controller.table.machine import Table, TableSettings
-from shoe_controller.transports import transport_for_url
+from shoe_controller.transports import check_device_url, transport_for_url
+
+#: A journal key shorter than this is refused (it is an HMAC key, as the table system's).
+MIN_JOURNAL_KEY_BYTES = 16
 
 
 def table_system_reporter(config: RunConfig) -> Any:
@@ -49,8 +52,8 @@ def journal_lock(journal: Path) -> Iterator[None]:
     """Hold ``<journal>.lock`` exclusively: two controllers on one journal would interleave
     two tables' inputs. The OS releases it when the process dies, even by SIGKILL."""
     lock_path = journal.with_name(journal.name + ".lock")
+    check_journal_path(journal)
     try:
-        journal.parent.mkdir(parents=True, exist_ok=True)
         lock_file = open(lock_path, "a+")  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise JournalError(f"{journal}: cannot create the journal's lock file "
@@ -66,22 +69,77 @@ def journal_lock(journal: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def check_journal_path(journal: Path) -> None:
+    """A journal's folder must exist: a typo in the path must not start a fresh table in a
+    new folder (the journal is the table's memory)."""
+    folder = journal.parent
+    if not folder.is_dir():
+        what = "is not a directory" if folder.exists() else "does not exist"
+        raise JournalError(f"{journal}: directory {folder} {what} (create it first if this "
+                           "is really a new table)")
+    if journal.is_dir():
+        raise JournalError(f"{journal}: is a directory, not a journal file")
+
+
+def journal_key(config: RunConfig) -> bytes | None:
+    """The journal's HMAC key from ``journal_key_file`` (None: a plain journal)."""
+    path = config.journal_key_file
+    if path is None:
+        return None
+    try:
+        key = Path(path).read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the journal key: {exc.strerror or exc}") from None
+    if len(key) < MIN_JOURNAL_KEY_BYTES:
+        raise ConfigError(f"{path}: the journal key must be at least {MIN_JOURNAL_KEY_BYTES} "
+                          "bytes")
+    return key
+
+
+def check_journal_chain(journal: Journal) -> None:
+    """Refuse to run on a journal whose hash chain is broken: the table would be rebuilt
+    from records someone edited, and every record appended would extend a forged chain."""
+    report = journal.verify()
+    if report.ok:
+        return
+    first = report.problems[0]
+    raise JournalError(
+        f"{journal.path}: the journal failed verification ({len(report.problems)} "
+        f"problem(s); first: {first.message}); not started. See `shoe journal verify "
+        f"{journal.path}` and call the supervisor")
+
+
+def check_before_journal(config: RunConfig, *, device: bool = True) -> bytes | None:
+    """Everything in ``config`` that can be checked without touching the journal or the
+    shoe; raises on the first problem. Returns the journal key (or None)."""
+    if device:
+        check_device_url(config.device)
+    check_journal_path(config.journal)
+    return journal_key(config)
+
+
 def link_config(config: RunConfig) -> LinkConfig:
     return config.link_config()
 
 
 @contextlib.contextmanager
 def running_table(config: RunConfig, *, usb_backend: Any = None,
-                  connection: ShoeConnection | None = None) -> Iterator[TableController]:
-    """A started controller (journal replayed) connected to ``config.device``; closes all."""
+                  connection: ShoeConnection | None = None,
+                  begin_session: bool = True) -> Iterator[TableController]:
+    """A started controller (journal verified and replayed) connected to ``config.device``;
+    closes all. ``begin_session=False``: the caller journals the session record
+    (:meth:`TableController.begin_session`) once its other services have started."""
     profile = read_profile(config.profile)  # a bad profile fails before anything is opened
     game = game_from_toml(profile.text, profile.origin)  # exactly the text journalled
     reporter = table_system_reporter(config)  # so does a missing key file
+    key = check_before_journal(config, device=connection is None)  # and a bad device URL
     with contextlib.ExitStack() as stack:
         # Two controllers on one journal (an overlapping service restart) would interleave
         # two tables' inputs in one chain: the second one stops here.
         stack.enter_context(journal_lock(config.journal))
-        journal = stack.enter_context(Journal(config.journal, durability=config.durability))
+        journal = stack.enter_context(Journal(config.journal, durability=config.durability,
+                                              key=key))
+        check_journal_chain(journal)
         if reporter is not None:  # the numbers its events got are kept in the journal's file
             stack.enter_context(reporter.attach_journal(journal))
         if connection is None:
@@ -103,11 +161,44 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
             down_policy=config.table_down_policy,
             profile_toml=profile.text,
         )
-        controller.start()  # replays the journal, which also rebuilds the reported events
+        # Replays the journal, which also rebuilds the reported events.
+        controller.start(begin_session=begin_session)
         if reporter is not None:
             reporter.start()
             stack.callback(reporter.close)  # lets the table system acknowledge the last ones
         yield controller
+
+
+def check_services(*, http: Any = None, camera: str | None = None, deck: str | None = None,
+                   models: str | None = None, cross_check: bool = False) -> None:
+    """What :func:`services` would fail on at start, checked before the journal is opened:
+    options that go together, the enrolled deck, the camera source, the web listener."""
+    if camera is None:
+        given = [name for name, value in (("--deck", deck), ("--models", models),
+                                          ("--camera-cross-check", cross_check)) if value]
+        if given:
+            raise ConfigError(f"{', '.join(given)}: only used with --camera")
+    elif not deck:
+        raise ConfigError("--camera needs --deck NAME (an enrolled deck: shoe vision enroll)")
+    else:
+        from vision.capture import open_source
+        from vision.model import DeckModel, models_dir
+
+        DeckModel.load(deck, models_dir(models))
+        open_source(camera).close()
+    if http:
+        import socket
+
+        from shoe_controller.web.app import WebServerError, _tls_context
+        from shoe_controller.web.binding import http_settings
+
+        settings = http_settings(http) if isinstance(http, str) else http
+        _tls_context(settings)
+        try:
+            socket.create_server((settings.host, settings.port)).close()
+        except OSError as exc:
+            raise WebServerError(f"web display: cannot listen on {settings.host}:"
+                                 f"{settings.port}: {exc}") from exc
 
 
 class Services:
@@ -168,6 +259,7 @@ def services(controller: TableController, *, http: Any = None,
                                       cross_check=cross_check,
                                       on_disagreement=disagreement).attach()
             stack.callback(fallback.close)
+            controller.table.settings.camera_fallback = True  # the misread remedy says so
             started.checks.append(fallback)
         if console is not None:
             from shoe_controller.display.supervisor_console import SupervisorConsole

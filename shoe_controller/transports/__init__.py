@@ -21,9 +21,28 @@ __all__ = [
     "Transport",
     "TransportEvent",
     "TransportEventKind",
+    "check_device_url",
     "open_transport",
     "transport_for_url",
 ]
+
+
+def check_device_url(url: str) -> None:
+    """Raise :class:`~shoe_controller.errors.ConfigError` if ``url`` can never name a shoe.
+
+    Without touching the device (it may be unplugged at start, which is no error): a USB URL
+    must parse, a ``socket://`` URL needs HOST:PORT, and a pyserial URL's protocol must be one
+    pyserial knows. ``shoe run`` calls this before it opens the journal, so a typo in
+    ``--device`` leaves no journal behind.
+    """
+    if url.startswith("usb://"):
+        from shoe_controller.transports.usb import parse_usb_url
+
+        parse_usb_url(url)
+        return
+    from shoe_controller.transports.serial_port import check_serial_url
+
+    check_serial_url(url)
 
 
 def transport_for_url(url: str, *, baudrate: int = 115200, usb_backend: Any = None) -> Transport:

@@ -312,6 +312,9 @@ class ReconnectingTransport(Transport):
             except TransportError as exc:
                 candidate.close()
                 with self._lock:
+                    # Name the device in events and messages even before it ever opened
+                    # (else an absent port is reported as "not connected yet", not by name).
+                    self._last_description = candidate.description
                     self._attempts += 1
                     attempt = self._attempts
                     self.last_error = str(exc)

@@ -22,6 +22,7 @@ and the port is closed, so a :class:`ReconnectingTransport` can bring it back.
 
 from __future__ import annotations
 
+import importlib
 import os
 import select
 import threading
@@ -59,6 +60,24 @@ def _check_socket_url(url: str) -> None:
         raise ConfigError(f"serial port {url!r}: {exc}") from None
     if port is None:
         raise ConfigError(f"serial port {url!r}: expected socket://HOST:PORT")
+
+
+def check_serial_url(url: str) -> None:
+    """The checks of :meth:`SerialTransport.open` that need no device: an empty URL, a
+    ``socket://`` URL without HOST:PORT, a protocol pyserial does not know (``foo://``)."""
+    if not url:
+        raise ConfigError("serial port URL is empty")
+    _check_socket_url(url)
+    if "://" not in url:
+        return
+    protocol = url.split("://", 1)[0].lower()
+    for package in serial.protocol_handler_packages:
+        try:
+            importlib.import_module(f"{package}.protocol_{protocol}")
+        except ImportError:
+            continue
+        return
+    raise ConfigError(f"serial port {url!r}: invalid URL, protocol {protocol!r} not known")
 
 
 def is_pty_path(path: str) -> bool:

@@ -42,7 +42,7 @@ def test_wrong_pin_or_unknown_supervisor_is_refused_and_journals_nothing(tmp_pat
         ]
         for action, who, pin, error in attempts:
             with pytest.raises(error) as caught:
-                live.controller.supervisor(action, who, pin)
+                live.controller.supervisor(action, who, pin, reason="a reason")
             if error is SupervisorAuthError:
                 assert isinstance(caught.value, PermissionError)
                 assert who in str(caught.value)

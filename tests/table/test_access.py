@@ -303,7 +303,7 @@ def test_the_controller_refuses_reserved_ids_whatever_the_source_of_its_map() ->
     controller = bare_controller({"alice": PIN_HASH})
     controller.supervisors["Table_System"] = PIN_HASH  # added behind validation's back
     with pytest.raises(SupervisorAuthError, match="unknown id or wrong PIN"):
-        controller.supervisor("void_round", "Table_System", PIN)
+        controller.supervisor("void_round", "Table_System", PIN, reason="cards exposed")
     with pytest.raises(SupervisorAuthError):
         controller.supervisor("clear", "alice", PIN[:5])
 
