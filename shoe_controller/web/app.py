@@ -36,7 +36,7 @@ from typing import Any, Self
 
 from fastapi import FastAPI, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from shoe_controller import __version__
@@ -59,7 +59,7 @@ from shoe_controller.web.binding import (
     http_settings,
     parse_http,
 )
-from shoe_controller.web.state import Ingest, TableHistory, compute_odds
+from shoe_controller.web.state import RECALL_ROUNDS, Ingest, TableHistory, compute_odds
 
 log = logging.getLogger("shoe_controller.web")
 
@@ -173,14 +173,44 @@ def outcome_of(ticket: SupervisorTicket) -> dict[str, Any]:
             "message": ticket.message}
 
 
-async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
+def _allowed_range(request: Request, loc: tuple[Any, ...]) -> str | None:
+    """"from 1 to 10" for a query parameter declared with bounds (``Query(ge=1, le=10)``) that
+    ``loc`` names, from the route that refused it; None if it has none."""
+    if len(loc) != 2 or loc[0] != "query":
+        return None
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    for param in getattr(dependant, "query_params", ()):
+        if param.alias != loc[1]:
+            continue
+        low = high = None
+        for rule in param.field_info.metadata:
+            low = getattr(rule, "ge", low)
+            high = getattr(rule, "le", high)
+        if low is not None and high is not None:
+            return f"a whole number from {low} to {high}"
+        if low is not None:
+            return f"a whole number of at least {low}"
+        if high is not None:
+            return f"a whole number of at most {high}"
+    return None
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     """422 for a body or query that does not fit the schema. FastAPI's own handler echoes the
-    raw input back and fails (500) on a body that is not UTF-8: say where and why, never
-    echo the input (it may hold a PIN, and it may not be text)."""
+    raw input back and fails (500) on a body that is not UTF-8: say where and why (for a
+    query parameter with bounds, the allowed range), never echo the input (it may hold a
+    PIN, and it may not be text)."""
     errors = exc.errors() if isinstance(exc, RequestValidationError) else []
-    detail = [{"loc": [str(part) for part in error.get("loc", ())],
-               "msg": str(error.get("msg", "")), "type": str(error.get("type", ""))}
-              for error in errors]
+    detail = []
+    for error in errors:
+        loc = tuple(error.get("loc", ()))
+        message = str(error.get("msg", ""))
+        allowed = _allowed_range(request, loc)
+        if allowed is not None:
+            message = f"{loc[1]} must be {allowed} ({message[:1].lower()}{message[1:]})"
+        detail.append({"loc": [str(part) for part in loc], "msg": message,
+                       "type": str(error.get("type", ""))})
     return JSONResponse(status_code=422, content={"detail": detail or "invalid request"})
 
 
@@ -195,6 +225,8 @@ def create_app(hub_ref: WebServer, controller: TableController,
             "Read-only state of the live table (dealer view, rounds, roads, recall, exact "
             "odds of the remaining shoe) and the PIN-protected supervisor actions. "
             "`/api/stream` pushes the whole `State` document as server-sent events. "
+            "This page: `/api/docs` (or `/docs`); the machine-readable description: "
+            "`/openapi.json`. "
             f"API version {schema.API_VERSION} (changes: `shoe_controller/web/schema.py`); "
             f"shoe controller {__version__}."),
         docs_url=None, redoc_url=None, openapi_url="/openapi.json",
@@ -216,6 +248,11 @@ def create_app(hub_ref: WebServer, controller: TableController,
     async def docs() -> FileResponse:
         return FileResponse(STATIC / "docs.html")
 
+    @app.get("/docs", include_in_schema=False)
+    async def docs_by_convention() -> RedirectResponse:
+        """FastAPI's usual address for the docs: the offline ones here."""
+        return RedirectResponse("/api/docs", status_code=307)
+
     @app.get("/api/state", response_model=schema.State, tags=["table"])
     async def state() -> Any:
         """Everything the dealer display shows, as of the last update."""
@@ -235,9 +272,17 @@ def create_app(hub_ref: WebServer, controller: TableController,
             raise HTTPException(404, f"shoe {shoe} is not known")
         return found
 
-    @app.get("/api/recall", response_model=list[schema.Round], tags=["rounds"])
-    async def recall(last: int = Query(10, ge=1, le=10)) -> Any:
-        """The last completed or voided rounds (game recall), oldest first."""
+    @app.get("/api/recall", response_model=list[schema.Round], tags=["rounds"],
+             summary="Recall",
+             description=f"The last completed or voided rounds (game recall), oldest first: "
+                         f"at most {RECALL_ROUNDS} (`last`).",
+             responses={422: {"description": f"`last` is not a whole number from 1 to "
+                                             f"{RECALL_ROUNDS}"}})
+    async def recall(last: int = Query(
+            RECALL_ROUNDS, ge=1, le=RECALL_ROUNDS,
+            description=f"how many rounds: 1 to {RECALL_ROUNDS} (the display keeps the last "
+                        f"{RECALL_ROUNDS} for recall; every round of a shoe: `/api/rounds`)")
+            ) -> Any:
         return history().recall_document(last)
 
     @app.get("/api/odds", response_model=schema.Odds | None, tags=["odds"])

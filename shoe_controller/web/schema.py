@@ -145,7 +145,11 @@ class State(BaseModel):
     roads: Roads
     recall: list[Round]
     odds: Odds | None
-    supervisor_log: list[dict[str, Any]]
+    supervisor_log: list[dict[str, Any]] = Field(
+        description="the last supervisor actions, oldest first: `type` (irregularity_cleared, "
+        "clear_refused, round_void, shoe_finished), `supervisor`, `kind`, `reason`, `round` "
+        "as the table's event gave them, and `text`: what happened, in words for people "
+        "(e.g. 'Clear refused: card 3 was not read: enter it, or void the round')")
 
 
 class ShoeSummary(BaseModel):

@@ -18,6 +18,7 @@ from shoe_controller.display.summary import ShoeStats
 from shoe_controller.games.baccarat.odds import OddsError, exact_odds, remaining
 from shoe_controller.games.baccarat.profile import Profile
 from shoe_controller.games.baccarat.rules import hand_total
+from shoe_controller.table.irregularities import Irregularity
 from shoe_controller.web.roads import RoundMark, roads
 
 #: Events after which the odds of the remaining shoe change for the next round.
@@ -55,6 +56,32 @@ class ShoeRecord:
 
     def marks(self) -> list[RoundMark]:
         return [RoundMark.from_result(r["result"]) for r in self.rounds if r.get("result")]
+
+
+def irregularity_words(kind: str) -> str:
+    """What an irregularity kind is called on the dealer's screen (its prompt)."""
+    try:
+        return Irregularity(kind).prompt
+    except ValueError:
+        return kind.replace("_", " ")
+
+
+def supervisor_text(event: dict[str, Any]) -> str:
+    """A supervisor's action as the panel's log says it, in words for people (not ids)."""
+    kind = event["type"]
+    reason = str(event.get("reason") or "")
+    if kind == "clear_refused":
+        return f"Clear refused: {reason or 'the table refused it'}"
+    if kind == "irregularity_cleared":
+        text = f"Cleared: {irregularity_words(str(event.get('kind', '')))}"
+        if event.get("card") and event.get("source") == "supervisor":
+            text += f" (card entered by hand: {event['card']})"
+        return text
+    if kind == "round_void":
+        return f"Round {event.get('round', '?')} voided" + (f": {reason}" if reason else "")
+    if kind == "shoe_finished":
+        return f"Shoe {event.get('shoe', '?')} ended early"
+    return kind.replace("_", " ")
 
 
 def _hand(cards: list[dict[str, Any]], target: str) -> dict[str, Any]:
@@ -106,6 +133,7 @@ class TableHistory:
         if kind in SUPERVISOR_EVENTS and event.get("supervisor"):
             entry = {key: value for key, value in event.items() if key in (
                 "type", "kind", "supervisor", "reason", "round")}
+            entry["text"] = supervisor_text(event)
             self.supervisor_log = [*self.supervisor_log, entry][-SUPERVISOR_LOG:]
         if shoe is None:
             return

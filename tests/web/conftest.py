@@ -2,11 +2,14 @@
 
 Playwright's own browser download is never used (the machines are offline); ``bash
 scripts/dev.sh test`` installs the ``chromium`` package listed in scripts/debian-packages.txt.
-Screenshots go to ``artifacts/web/`` (ignored by git).
+Screenshots (every state of the display and panel, for people to look at): in the directory
+named by the ``SHOE_WEB_SCREENSHOTS`` environment variable, else in pytest's temporary directory
+(``.../pytest-of-USER/pytest-N/screenshots0/``); the run's summary says where.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +21,8 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
+SCREENSHOTS_ENV = "SHOE_WEB_SCREENSHOTS"
+_saved_in: list[Path] = []
 
 
 @pytest.fixture(scope="session")
@@ -52,6 +56,20 @@ def page(browser: object) -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
-def artifacts() -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return ARTIFACTS
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tests save their screenshots: ``$SHOE_WEB_SCREENSHOTS`` or a temporary
+    directory (never the checkout)."""
+    named = os.environ.get(SCREENSHOTS_ENV)
+    if named:
+        folder = Path(named).expanduser().resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("screenshots")
+    _saved_in.append(folder)
+    return folder
+
+
+def pytest_terminal_summary(terminalreporter: object) -> None:
+    for folder in _saved_in:
+        terminalreporter.write_line(  # type: ignore[attr-defined]
+            f"web screenshots: {folder} (set {SCREENSHOTS_ENV} to choose)")

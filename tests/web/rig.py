@@ -126,6 +126,39 @@ class WebTable:
     def press_button(self) -> None:
         self.sim.press_button(time.monotonic())
 
+    def start_shoe(self) -> None:
+        """Switch the software shoe on (after ``web_table(..., start_shoe=False)``)."""
+        self.runner.start()
+
+    def unplug_shoe(self) -> None:
+        """The shoe goes silent (its thread stops, its end of the wire closes): the
+        controller loses the link after its link timeout."""
+        self.runner.close()
+
+    def hold_betting(self) -> None:
+        """Keep betting open (the table's own timer) until :meth:`close_betting`."""
+        self.controller.betting_seconds = 3600.0
+
+    def close_betting(self, seconds: float = 0.05) -> None:
+        """Let the table's betting timer close betting now (and after ``seconds`` from then
+        on). Sets the controller's timer deadline from the test's thread: a plain attribute
+        the controller's loop reads on its next pass."""
+        self.controller.betting_seconds = seconds
+        self.controller._betting_closes_at = time.monotonic()
+
+    def leak_card(self) -> CardOut:
+        """The shoe's card stop fails open: one card comes out, reported as a normal draw,
+        while the table has no card due (an extra card)."""
+        with self.sim._lock:
+            before = self.sim.model.counter
+            self.sim.model.set_exit_locked(False, cards=1, for_card=before + 1)
+            self.sim.pull(time.monotonic())
+            assert self.sim.model.counter == before + 1, "the shoe refused the pull"
+            out = self.sim.model.drawn[-1]
+        self.wait(lambda: self.controller.view.cards_dealt >= out.counter,
+                  f"the controller to take card {out.counter}")
+        return out
+
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=5) as response:
             return json.loads(response.read())
@@ -177,10 +210,11 @@ class WebTable:
 def web_table(tmp_path: Path, cards: list[Card], *, auto_pull: bool = False,
               mistakes: str = "", betting_seconds: float = 0.05,
               shoes: int | None = None, misread_at: Sequence[int] = (),
-              **web_options: Any) -> Iterator[WebTable]:
+              start_shoe: bool = True, **web_options: Any) -> Iterator[WebTable]:
     """The whole stack running: shoe thread, controller thread (until ``shoes`` shoes are
     finished, if given), web server thread. ``web_options`` go to :func:`start_web`
-    (``hosts``, ``cert_file``, ``key_file``)."""
+    (``hosts``, ``cert_file``, ``key_file``). ``start_shoe=False``: the software shoe is not
+    switched on (no shoe connected) until the test calls :meth:`WebTable.start_shoe`."""
     dealer_class = OneShoeDealer if shoes == 1 else VirtualDealer
     dealer = dealer_class(auto_pull=auto_pull, mistakes=parse_mistakes(mistakes),
                           button_delay=0.01 if auto_pull else NEVER)
@@ -195,7 +229,10 @@ def web_table(tmp_path: Path, cards: list[Card], *, auto_pull: bool = False,
         "link_timeout_seconds": LINK.link_timeout, "durability": "normal",
         "supervisors": {SUPERVISOR: PIN_HASH},
     })
-    with ShoeRunner(sim, device) as runner:
+    runner = ShoeRunner(sim, device)
+    if start_shoe:
+        runner.start()
+    with contextlib.closing(runner):  # (ShoeRunner's own __enter__ would switch it on)
         conn = ShoeConnection(host, link_config=LINK, session_id=0x2001)
         with running_table(config, connection=conn) as controller:
             web = start_web(controller, "127.0.0.1", 0, profile=load_profile(PROFILE),

@@ -200,3 +200,79 @@ def test_parse_http() -> None:
     for bad in ("host:", "host:99999", "host:http", "", "::1:80", "[::1:80", "[]:80"):
         with pytest.raises(HttpSettingsError, match="PORT"):
             parse_http(bad)
+
+
+def test_docs_at_fastapis_usual_address(played: WebTable) -> None:
+    """Reported: `/docs` (FastAPI's convention) did not reach the API docs."""
+    status, headers, _ = played.request("GET", "/docs")
+    assert status == 307 and headers["location"] == "/api/docs"
+    with urllib.request.urlopen(played.url + "docs", timeout=5) as response:
+        assert response.url.endswith("/api/docs")
+        assert b"openapi.json" in response.read()
+
+
+def test_the_recall_limit_is_documented_and_a_422_says_the_range(played: WebTable) -> None:
+    """Reported: `/api/recall?last=11` gave 422 with the limit documented nowhere."""
+    api = played.get("/openapi.json")
+    (param,) = api["paths"]["/api/recall"]["get"]["parameters"]
+    assert param["name"] == "last"
+    assert (param["schema"]["minimum"], param["schema"]["maximum"]) == (1, 10)
+    assert "1 to 10" in param["description"]
+    assert "at most 10" in api["paths"]["/api/recall"]["get"]["description"]
+    assert "1 to 10" in api["paths"]["/api/recall"]["get"]["responses"]["422"]["description"]
+    for bad in ("11", "0", "-3", "ten"):
+        status, _, body = played.request("GET", f"/api/recall?last={bad}")
+        assert status == 422, bad
+        (error,) = body["detail"]
+        assert error["loc"] == ["query", "last"]
+        assert error["msg"].startswith("last must be a whole number from 1 to 10"), error
+    assert played.get("/api/recall?last=10") == played.get("/api/recall")
+
+
+def test_api_docs_render_code_as_code(played: WebTable, page: Page) -> None:
+    """Reported: `/api/docs` showed raw backticks."""
+    page.goto(played.url + "api/docs")
+    description = page.locator("#description")
+    expect(description.locator("code").first).to_be_visible()
+    expect(description.locator("code", has_text="/api/stream")).to_have_count(1)
+    expect(page.locator("#paths")).to_contain_text("/api/recall")
+    expect(page.locator("#paths code", has_text="last")).not_to_have_count(0)
+    expect(page.locator("#paths")).to_contain_text("1 to 10")
+    text = page.locator("body").inner_text()
+    assert "`" not in text
+
+
+def test_the_odds_table_says_what_its_numbers_are(played: WebTable, page: Page) -> None:
+    """Reported: the odds table had no header ("1.339 %" of what?)."""
+    page.goto(played.url)
+    heads = page.locator('[data-testid="odds"] thead th')
+    expect(heads).to_have_text(["Bet", "Chance to win", "House edge"])
+    odds = played.get("/api/odds")
+    banker = next(b for b in odds["bets"] if b["bet"] == "banker")
+    row = page.locator('[data-testid="odds"] tr[data-bet="banker"]')
+    expect(row.locator("td.win")).to_have_text(f"{banker['win'] * 100:.2f} %")
+    expect(row.locator("td.edge")).to_have_text(
+        f"{banker['house_edge'] * 100:.3f} %".replace("-", "\u2212"))
+    expect(page.get_by_test_id("odds-asof")).to_contain_text(
+        f"after round {odds['after_round']}")
+
+
+def test_last_rounds_show_only_whole_lines(played: WebTable, page: Page) -> None:
+    """Reported: the "Last rounds" list was clipped mid-line."""
+    page.goto(played.url)
+    recall = page.get_by_test_id("recall")
+    expect(recall.locator("li").first).to_be_visible()
+    box = recall.bounding_box()
+    assert box is not None
+    rows = recall.locator("li")
+    shown = rows.count()
+    assert shown >= 3
+    for index in range(shown):
+        row = rows.nth(index).bounding_box()
+        assert row is not None and row["y"] + row["height"] <= box["y"] + box["height"] + 0.5
+        assert row["y"] + row["height"] <= 800
+    expected = played.get("/api/recall")
+    if shown < len(expected):
+        expect(page.get_by_test_id("recall-count")).to_have_text(
+            f"({shown} of {len(expected)})")
+    expect(rows.first).to_contain_text(f"#{expected[-1]['round']}")

@@ -18,6 +18,7 @@ from shoe_controller.cards import new_shoe
 from shoe_controller.games.baccarat.coup import Coup, Hand
 from shoe_controller.games.baccarat.rules import hand_total
 from shoe_controller.journal import Journal
+from shoe_controller.table.irregularities import Irregularity
 
 from .rig import PIN, SUPERVISOR, WebTable, web_table
 
@@ -33,6 +34,12 @@ def expected_prompt(coup: Coup) -> str:
     due = coup.next_due()
     who = "Player" if due is Hand.PLAYER else "Banker"
     return f"Deal {who}" if len(coup.cards) < 4 else f"{who} draws"
+
+
+def banner_text(coup: Coup) -> str:
+    """The result banner: the result, and NATURAL as a tag of its own."""
+    result = coup.result()
+    return result.describe().removesuffix(" (natural)") + (" natural" if result.natural else "")
 
 
 def check_hands(page: Page, coup: Coup) -> None:
@@ -56,13 +63,13 @@ def deal_round(table: WebTable, page: Page, *, screenshot: Path | None = None) -
         expect(page.get_by_test_id("prompt")).to_have_text(expected_prompt(coup))
         if not coup.is_complete:
             due = "player" if coup.next_due() is Hand.PLAYER else "banker"
-            expect(page.get_by_test_id(f"{due}-hand")).to_have_class("hand " + due + " due")
+            expect(page.get_by_test_id(f"{due}-hand")).to_have_class(re.compile(r"\bdue\b"))
             expect(page.get_by_test_id("result-banner")).to_be_hidden()
         if screenshot is not None and len(coup.cards) == 3:
             page.screenshot(path=str(screenshot))
     banner = page.get_by_test_id("result-banner")
     expect(banner).to_be_visible()
-    expect(banner).to_have_text(coup.result().describe())
+    expect(banner).to_have_text(banner_text(coup))
     expect(banner).to_have_class(f"banner {coup.result().outcome.value}")
     return coup
 
@@ -99,7 +106,7 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
             if number == 2:
                 page.screenshot(path=str(artifacts / "dealer-result.png"))
             table.press_button()
-            # Confirmed: the result stays on screen, dimmed, until the next round's first card.
+            # Confirmed: the result stays on screen, labelled, until the next round's first card.
             expect(page.get_by_test_id("result-banner")).to_have_class(re.compile(r"\blast\b"))
 
         # Statistics, roads and recall after two rounds (both ties with this shoe).
@@ -137,10 +144,12 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
         expect(page.get_by_test_id("who")).to_have_text(SUPERVISOR)
         page.get_by_test_id("act-clear").click()
         expect(error).to_be_hidden()
+        expect(page.get_by_test_id("panel-message")).to_contain_text("DONE: Clear error")
         expect(page.get_by_test_id("panel-message")).to_contain_text(
-            "Clear error: done (journalled as alice)")
+            "Journalled as done by alice.")
         expect(page.get_by_test_id("panel-message")).to_have_attribute("data-kind", "good")
-        expect(page.get_by_test_id("sup-log")).to_contain_text("alice: irregularity_cleared")
+        expect(page.get_by_test_id("sup-log")).to_contain_text(
+            f"alice: Cleared: {Irregularity.CARD_WHILE_LOCKED.prompt}")
         records = supervisor_records(table.journal, "clear")
         assert len(records) == 1 and records[0].actor == SUPERVISOR
         assert table.controller.table.strays[-1]["counter"] == forced.counter
@@ -166,7 +175,7 @@ def test_dealer_view_follows_every_card_and_a_supervisor_resolves_an_irregularit
         # next shoe at once when the SHUFFLE light comes on, so the page moves on to shoe 2.
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_test_id("act-end").click()
-        expect(page.get_by_test_id("sup-log")).to_contain_text("alice: shoe_finished")
+        expect(page.get_by_test_id("sup-log")).to_contain_text("alice: Shoe 1 ended early")
         expect(page.get_by_test_id("shoe")).to_have_text("2")
         expect(page.get_by_test_id("stat-rounds")).to_have_text("0")
         ends = supervisor_records(table.journal, "end_shoe")
@@ -203,14 +212,14 @@ def test_the_panel_says_when_the_table_refuses_an_action(tmp_path: Path, page: P
         page.get_by_test_id("act-clear").click()
         message = page.get_by_test_id("panel-message")
         expect(message).to_have_text(
-            "Clear error refused by the table: cannot clear yet: card 3 was not read: enter "
-            "it, or void the round (journalled as tried by alice)")
+            "REFUSED: Clear error The table refused it: cannot clear yet: card 3 was not "
+            "read: enter it, or void the round Journalled as tried by alice.")
         expect(message).to_have_attribute("data-kind", "bad")
         expect(message).to_have_css("color", "rgb(255, 107, 107)")
         page.screenshot(path=str(artifacts / "panel-refused.png"))
         page.get_by_test_id("card-code").fill(out.card.code)
         page.get_by_test_id("act-enter").click()
-        expect(message).to_have_text("Enter card: done (journalled as alice)")
+        expect(message).to_have_text("DONE: Enter card Journalled as done by alice.")
         expect(message).to_have_attribute("data-kind", "good")
         expect(page.get_by_test_id("error")).to_be_hidden()
 

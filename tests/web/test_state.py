@@ -6,6 +6,7 @@ from typing import Any
 
 from shoe_controller.cards import Card
 from shoe_controller.games.baccarat.profile import load_profile
+from shoe_controller.table.irregularities import Irregularity
 from shoe_controller.web.state import Ingest, TableHistory, compute_odds
 
 PROFILE = load_profile("punto-banco-1d")
@@ -59,8 +60,32 @@ def test_a_voided_round_is_recalled_with_who_voided_it() -> None:
     history = history_with(events)
     assert history.recall_document()[0]["void"] == {"supervisor": "alice", "reason": "misdeal"}
     assert history.supervisor_log == [{"type": "round_void", "supervisor": "alice",
-                                       "reason": "misdeal", "round": 1}]
+                                       "reason": "misdeal", "round": 1,
+                                       "text": "Round 1 voided: misdeal"}]
     assert history.snapshot(1)["stats"]["voided"] == 1
+
+
+def test_the_supervisor_log_says_what_happened_in_words() -> None:
+    """Reported: the panel's log showed raw ids like ``clear_refused``."""
+    events = [{"type": "shoe_loaded", "shoe": 1}, *round_events(1)[:3],
+              {"type": "clear_refused", "supervisor": "alice",
+               "reason": "card 3 was not read: enter it, or void the round"},
+              {"type": "irregularity_cleared", "kind": "misread", "supervisor": "alice",
+               "round": 1, "card": "QS", "source": "supervisor"},
+              {"type": "irregularity_cleared", "kind": "lid_opened", "supervisor": "bob",
+               "round": 1},
+              {"type": "irregularity_cleared", "kind": "something_new", "supervisor": "bob"},
+              {"type": "shoe_finished", "shoe": 1, "supervisor": "bob", "early": True}]
+    texts = [entry["text"] for entry in history_with(events).supervisor_log]
+    assert texts == [
+        "Clear refused: card 3 was not read: enter it, or void the round",
+        f"Cleared: {Irregularity.MISREAD.prompt} (card entered by hand: QS)",
+        f"Cleared: {Irregularity.LID_OPENED.prompt}",
+        "Cleared: something new",
+        "Shoe 1 ended early",
+    ]
+    for text in texts:
+        assert "_" not in text
 
 
 def test_a_new_shoe_starts_new_statistics_and_roads_but_keeps_the_old_shoe() -> None:

@@ -34,8 +34,53 @@ function connect() {
   source.onerror = () => setOffline(true);  // EventSource reconnects by itself
 }
 
-function setOffline(offline) { $("#offline").hidden = !offline; }
+// Disconnected: the whole screen says so (a stale prompt must not be dealt from).
+function setOffline(offline) {
+  const box = $("#offline");
+  if (offline && box.hidden) {
+    $('[data-testid="offline-since"]').textContent = lastMessageAt
+      ? `(last update at ${new Date(lastMessageAt).toLocaleTimeString()})` : "";
+  }
+  box.hidden = !offline;
+  document.body.classList.toggle("offline-now", offline);
+}
 setInterval(() => { if (lastMessageAt && Date.now() - lastMessageAt > STALE_MS) setOffline(true); }, 1000);
+
+// ------------------------------------------------------------------ big text that fits
+// A prompt is shown in phrases: a line break is allowed between them (after a colon, before a
+// bracket) and between words, never inside "7 to 4"; the text takes the largest size at which
+// it fits its box without breaking a word.
+const KEEP_TOGETHER = /(\d+) to (\d+)/gi;
+function phrases(text) {
+  const parts = String(text).split(/(?<=:)\s+|\s+(?=\()/);
+  return parts.map((part) => part.replace(KEEP_TOGETHER, "$1\u00a0to\u00a0$2"));
+}
+
+function setPhrases(node, text) {
+  const children = [];
+  phrases(text).forEach((part, i) => {
+    if (i) children.push(" ");
+    children.push(el("span", { className: "phrase", textContent: part }));
+  });
+  node.replaceChildren(...children);
+  node.dataset.text = text;
+}
+
+function fitText(node, largest, smallest, oneLineSmallest = 48) {
+  const fits = () => node.scrollHeight <= node.clientHeight + 1 && node.scrollWidth <= node.clientWidth + 1;
+  // First each phrase on one line, if that is still big; else words wrap inside phrases.
+  node.classList.add("nowrap");
+  for (let size = largest; size >= oneLineSmallest; size -= 2) {
+    node.style.fontSize = size + "px";
+    if (fits()) return size;
+  }
+  node.classList.remove("nowrap");
+  for (let size = largest; size >= smallest; size -= 2) {
+    node.style.fontSize = size + "px";
+    if (fits()) return size;
+  }
+  return smallest;
+}
 
 // ------------------------------------------------------------------ rendering
 function render(s) {
@@ -45,12 +90,18 @@ function render(s) {
   $('[data-testid="shoe"]').textContent = s.stats.shoe || "-";
   $('[data-testid="round-number"]').textContent = v.round || "-";
   $('[data-testid="cards-left"]').textContent = s.stats.cards_left ?? "-";
-  $('[data-testid="exit"]').textContent = v.exit_locked ? "exit locked" : "exit open";
+  renderExit(v);
 
-  const prompt = $("#prompt");
-  prompt.textContent = v.prompt;
-  prompt.className = "prompt level-" + v.level + (v.prompt.length > 20 ? " long" : "");
   const error = v.latched.length ? v.latched[0] : null;
+  document.body.classList.toggle("has-error", Boolean(error));
+  document.body.dataset.state = String(v.state);
+  const prompt = $("#prompt");
+  prompt.classList.remove("level-action", "level-wait", "level-result", "level-error");
+  prompt.classList.add("level-" + v.level);
+  if (prompt.dataset.text !== v.prompt) {
+    setPhrases(prompt, v.prompt);
+    prompt.dataset.fitSize = fitText(prompt, 72, 28);  // its box has a fixed size
+  }
   $("#detail").textContent = error ? "" : v.detail;
   $("#error").hidden = !error;
   if (error) {
@@ -58,12 +109,23 @@ function render(s) {
     const more = v.latched.length > 1 ? ` (+${v.latched.length - 1} more)` : "";
     $('[data-testid="error-detail"]').textContent = (error.detail || "") + more;
   }
-  renderRound(s.round, s.previous_round, v);
+  renderRound(s.round, s.previous_round, v, s.stats);
   renderStats(s.stats);
   renderRoads(s.roads);
   renderOdds(s.odds);
   renderRecall(s.recall);
   renderSupervisorLog(s.supervisor_log);
+}
+
+function renderExit(v) {
+  const badge = $("#exit");
+  const locked = Boolean(v.exit_locked);
+  badge.className = "exit-badge " + (locked ? "locked" : "open");
+  badge.dataset.locked = String(locked);
+  $('[data-testid="exit-word"]').textContent = locked ? "Locked" : "Open";
+  badge.title = locked ? "The shoe's exit is locked: no card may be drawn" : "The shoe's exit is open: draw the card due";
+  $('[data-testid="chip-link"]').hidden = v.link_up !== false;
+  $('[data-testid="chip-lid"]').hidden = !v.lid_open;
 }
 
 function cardElement(code, third) {
@@ -75,41 +137,66 @@ function cardElement(code, third) {
   return card;
 }
 
-function renderHand(name, hand, due) {
+// A total is final only once the round has its result; before that it is shown smaller and
+// dimmed with "so far" (a first card's 9 is not a natural). A natural says NATURAL.
+function renderHand(name, hand, due, round) {
   const box = $(`[data-testid="${name}-cards"]`);
   const codes = hand ? hand.cards : [];
   if (box.dataset.cards !== codes.join(" ")) {
     box.replaceChildren(...codes.map((c, i) => cardElement(c, i === 2)));
     box.dataset.cards = codes.join(" ");
   }
-  $(`[data-testid="${name}-total"]`).textContent = hand && hand.total !== null ? hand.total : "";
-  $(`[data-testid="${name}-hand"]`).classList.toggle("due", due === name);
+  const hasTotal = Boolean(hand && hand.total !== null && codes.length);
+  const final = hasTotal && Boolean(round && round.result);
+  const natural = final && Boolean(round.result.natural) && codes.length === 2 && num(hand.total) >= 8;
+  $(`[data-testid="${name}-total"]`).textContent = hasTotal ? hand.total : "";
+  $(`[data-testid="${name}-total-note"]`).textContent = !hasTotal ? "" : natural ? "Natural"
+    : final ? "" : round && round.void ? "void" : "so far";
+  const node = $(`[data-testid="${name}-hand"]`);
+  node.classList.toggle("due", due === name);
+  node.classList.toggle("partial", hasTotal && !final);
+  node.classList.toggle("natural", natural);
 }
 
 function resultText(r) {
-  const natural = r.natural ? " (natural)" : "";
-  if (r.outcome === "tie") return `Tie ${r.player_total} to ${r.banker_total}${natural}`;
-  if (r.outcome === "player") return `Player wins ${r.player_total} to ${r.banker_total}${natural}`;
-  return `Banker wins ${r.banker_total} to ${r.player_total}${natural}`;
+  if (r.outcome === "tie") return `Tie ${r.player_total} to ${r.banker_total}`;
+  if (r.outcome === "player") return `Player wins ${r.player_total} to ${r.banker_total}`;
+  return `Banker wins ${r.banker_total} to ${r.player_total}`;
 }
 
-function renderRound(round, previous, view) {
-  renderHand("player", round && round.player, view.due);
-  renderHand("banker", round && round.banker, view.due);
-  const banner = $("#banner");
+function renderRound(round, previous, view, stats) {
+  const finished = view.state === "shoe_finished";
   // Until the next round's first card, the last round's result (or void) stays on screen.
   let shown = round, last = false;
   if (previous && (!round || (!round.cards.length && !round.result && !round.void))) {
     shown = previous; last = true;
   }
+  if (finished) last = true;
+  renderHand("player", round && round.player, view.due, round);
+  renderHand("banker", round && round.banker, view.due, round);
+  $(".hands").hidden = finished;
+  const summary = $("#shoe-summary");
+  summary.hidden = !finished;
+  if (finished) {
+    summary.replaceChildren(
+      el("b", { textContent: `Shoe ${stats.shoe || "-"} finished` }), el("br"),
+      `${stats.rounds} rounds: Banker ${stats.banker}, Player ${stats.player}, Tie ${stats.tie}` +
+      (stats.voided ? `; ${stats.voided} voided` : ""));
+  }
+  const banner = $("#banner");
+  const label = last ? el("span", { className: "label", textContent: `Round ${shown.round} result` }) : null;
   if (shown && shown.void) {
     banner.hidden = false; banner.className = "banner void" + (last ? " last" : "");
-    banner.textContent = `Round ${shown.round} voided`;
+    banner.replaceChildren(...[label, el("span", { className: "phrase", textContent: `Round ${shown.round} voided` })].filter(Boolean));
   } else if (shown && shown.result) {
     banner.hidden = false; banner.className = "banner " + shown.result.outcome + (last ? " last" : "");
-    banner.textContent = (last ? "Last: " : "") + resultText(shown.result);
+    const parts = phrases(resultText(shown.result));
+    const children = label ? [label] : [];
+    parts.forEach((part, i) => { if (i) children.push(" "); children.push(el("span", { className: "phrase", textContent: part })); });
+    if (shown.result.natural) children.push(" ", el("span", { className: "natural-tag", textContent: "natural" }));
+    banner.replaceChildren(...children);
   } else {
-    banner.hidden = true; banner.textContent = "";
+    banner.hidden = true; banner.replaceChildren();
   }
 }
 
@@ -176,39 +263,65 @@ function renderRoads(roads) {
   board($("#bead-plate"), roads.bead_plate, 26, 12, rows, drawBead);
 }
 
-function pct(x) { return (x * 100).toFixed(3) + "%"; }
+function pct(x, digits) { return (num(x) * 100).toFixed(digits).replace("-", "\u2212") + " %"; }
+const words = (id) => String(id).replace(/_/g, " ");
 
+// House edge: the bettor's expected loss per unit staked (negative: the player has the edge);
+// chance to win: of the bet winning on a round dealt from the cards left (a push is not a win).
 function renderOdds(odds) {
   const body = $('[data-testid="odds"] tbody');
+  const table = $('[data-testid="odds"]');
+  table.hidden = !odds || !odds.bets.length;
   if (!odds) { body.replaceChildren(); $('[data-testid="odds-asof"]').textContent = ""; return; }
+  const after = num(odds.after_round) ? `after round ${odds.after_round}` : "before the first round";
   $('[data-testid="odds-asof"]').textContent = odds.error
-    ? odds.error : `after round ${odds.after_round}, ${odds.cards_left} cards left`;
+    ? `none: ${odds.error}` : `exact, for a round from the ${odds.cards_left} cards left ${after}`;
   body.replaceChildren(...odds.bets.map((b) => {
     const tr = el("tr", { className: b.player_edge ? "player-edge" : "" },
-      el("td", { textContent: b.bet + (b.player_edge ? " \u2014 PLAYER EDGE" : "") }),
-      el("td", { className: "edge", textContent: pct(b.house_edge) }));
+      el("td", { textContent: words(b.bet) + (b.player_edge ? " \u2014 PLAYER EDGE" : ""), title: String(b.description || "") }),
+      el("td", { className: "num win", textContent: pct(b.win, 2) }),
+      el("td", { className: "num edge", textContent: pct(b.house_edge, 3) }));
     tr.dataset.bet = b.bet;
     return tr;
   }));
 }
 
+function handText(letter, hand) {
+  const cards = hand.cards.map((code) => {
+    const suit = code.slice(-1), rank = code.slice(0, -1);
+    return (rank === "T" ? "10" : rank) + (SUITS[suit] || suit);
+  });
+  return `${letter} ${cards.join(" ")}  = ${hand.total ?? "-"}`;
+}
+
+// Newest first, only whole lines: as many rounds as fit, and the count says how many.
 function renderRecall(recall) {
   const list = $('[data-testid="recall"]');
   list.replaceChildren(...recall.slice().reverse().map((r) => {
-    const hands = `P ${r.player.cards.join(" ")} (${r.player.total ?? "-"})  B ${r.banker.cards.join(" ")} (${r.banker.total ?? "-"})`;
     const outcome = r.void ? "void" : String(r.result.outcome);
-    const li = el("li", { value: r.round }, hands + " ",
-      el("b", { className: "o-" + outcome, textContent: outcome.toUpperCase() }),
-      r.irregularities.length ? " " : null,
-      r.irregularities.length ? el("i", { textContent: r.irregularities.join(", ") }) : null);
+    const li = el("li", { value: r.round },
+      el("span", { className: "no", textContent: `#${r.round}` }),
+      el("span", { textContent: handText("P", r.player) }),
+      el("span", { textContent: handText("B", r.banker) }),
+      el("span", {},
+        el("b", { className: "o-" + outcome, textContent: outcome.toUpperCase() }),
+        r.irregularities.length ? " " : null,
+        r.irregularities.length ? el("i", { textContent: r.irregularities.map(words).join(", ") }) : null));
+    li.dataset.round = r.round;
     return li;
   }));
+  while (list.lastChild && list.scrollHeight > list.clientHeight + 1) list.lastChild.remove();
+  const shown = list.children.length;
+  list.dataset.shown = shown;
+  $('[data-testid="recall-count"]').textContent = shown < recall.length ? `(${shown} of ${recall.length})` : "";
 }
 
+// Each entry says in words what happened (the server's `text`), who did it first.
 function renderSupervisorLog(entries) {
   $("#sup-log").replaceChildren(...entries.slice().reverse().map((e) => {
     const li = document.createElement("li");
-    li.textContent = `${e.supervisor}: ${e.type}${e.kind ? " " + e.kind : ""}${e.reason ? " (" + e.reason + ")" : ""}`;
+    const what = e.text || words(e.type) + (e.kind ? ": " + words(e.kind) : "") + (e.reason ? " (" + e.reason + ")" : "");
+    li.textContent = `${e.supervisor}: ${what}`;
     return li;
   }));
 }
@@ -220,10 +333,19 @@ let credentials = null;
 let idleTimer = null;
 
 // The panel's main message says what the table decided: green done, red refused or failed,
-// amber queued (handed over, not yet journalled).
-function message(text, kind) {
+// amber queued (handed over, not yet journalled); the headline says it in words too.
+// ``content``: a string, or { headline, why, who } for an action's outcome.
+function message(content, kind) {
   const box = $("#panel-message");
-  box.textContent = text;
+  if (typeof content === "string") {
+    box.textContent = content;
+  } else {
+    box.replaceChildren(...[
+      el("span", { className: "headline", textContent: content.headline }),
+      content.why ? " " : null, content.why ? el("span", { className: "why", textContent: content.why }) : null,
+      content.who ? " " : null, content.who ? el("span", { className: "who-did", textContent: content.who }) : null,
+    ].filter((part) => part !== null));
+  }
   box.className = "panel-message " + (kind === true ? "good" : kind === false ? "bad" : kind);
   box.dataset.kind = kind === true ? "good" : kind === false ? "bad" : kind;
 }
@@ -237,7 +359,7 @@ function lockPanel() {
 
 function touchPanel() {
   clearTimeout(idleTimer);
-  idleTimer = setTimeout(() => { lockPanel(); message("Locked after two idle minutes", true); }, PANEL_IDLE_MS);
+  idleTimer = setTimeout(() => { lockPanel(); message("Panel locked after two idle minutes", "pending"); }, PANEL_IDLE_MS);
 }
 
 // Resolves to { status, data } for the answers the caller handles (2xx and those in `handled`),
@@ -255,17 +377,17 @@ async function post(path, body, handled = []) {
 
 function outcomeMessage(label, who, outcome) {
   if (outcome.status === "queued") {
-    return [`${label}: queued, not yet journalled. The table applies it in order; it is lost if the controller stops first.`, "warn"];
+    return [{ headline: `QUEUED: ${label}`, why: "Not yet journalled: the table applies it in order; it is lost if the controller stops first." }, "warn"];
   }
   if (!outcome.accepted) {
-    return [`${label} refused by the table: ${outcome.message} (journalled as tried by ${who})`, false];
+    return [{ headline: `REFUSED: ${label}`, why: `The table refused it: ${outcome.message}`, who: `Journalled as tried by ${who}.` }, false];
   }
-  return [`${label}: done (journalled as ${who})` + (outcome.message ? `: ${outcome.message}` : ""), true];
+  return [{ headline: `DONE: ${label}`, why: outcome.message || "", who: `Journalled as done by ${who}.` }, true];
 }
 
 $("#open-panel").addEventListener("click", () => { $("#panel").hidden = false; touchPanel(); });
 $("#close-panel").addEventListener("click", () => { $("#panel").hidden = true; });
-$("#lock").addEventListener("click", () => { lockPanel(); message("Locked", true); });
+$("#lock").addEventListener("click", () => { lockPanel(); message("Panel locked", "pending"); });
 
 $("#login").addEventListener("submit", async (e) => {
   e.preventDefault();
@@ -281,7 +403,7 @@ $("#login").addEventListener("submit", async (e) => {
     touchPanel();
   } catch (err) {
     lockPanel();
-    message(err.message, false);
+    message({ headline: "NOT UNLOCKED", why: err.message }, false);
   }
 });
 
@@ -297,7 +419,7 @@ for (const button of document.querySelectorAll(".act")) {
       const answer = await post("/api/supervisor/action", body, [409]);
       message(...outcomeMessage(button.textContent, credentials.supervisor, answer.data));
     } catch (err) {
-      message(err.message, false);
+      message({ headline: `NOT DONE: ${button.textContent}`, why: err.message }, false);
     }
   });
 }
