@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from shoe_controller import __version__
 from shoe_controller.errors import ShoeError
@@ -27,7 +28,34 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "journal": ("shoe_controller.commands.journal", "verify, export or recall a table journal"),
     "vision": ("shoe_controller.commands.vision", "camera fallback: enrol a deck, read cards"),
     "table-sim": ("simulators.table_sim_cli", "run the reference table system (game server)"),
+    "hash-pin": ("shoe_controller.commands.hash_pin", "hash a supervisor PIN for the config file"),
 }
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, the same way everywhere: ``(default: X)``.
+
+    argparse's own formatter also prints ``(default: None)``, ``(default: False)`` and
+    ``(default: )``, which say nothing; those are left out, as is a default the help text
+    already states."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, "", [], argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def iter_parsers(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """``(("journal", "verify"), parser)`` for the parser and every sub-command under it,
+    depth first in the order ``--help`` shows them (the root is ``((), parser)``)."""
+    yield path, parser
+    for action in parser._actions:  # argparse has no public walk of its sub-parsers
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from iter_parsers(sub, (*path, name))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,12 +74,19 @@ def build_parser() -> argparse.ArgumentParser:
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         module.configure(sub)
         sub.set_defaults(_run=module.run)
+    for _, each in iter_parsers(parser):  # nested ones too (journal verify, vision enroll)
+        each.formatter_class = HelpFormatter
+        each.set_defaults(_parser=each)  # the innermost one wins: it reports stray arguments
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # argparse reports an unknown option with the top-level usage ("shoe [-h] COMMAND"),
+    # which does not help: the command's own parser reports it, with the command's usage.
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args._run(args) or 0)
     except ShoeError as exc:
@@ -60,8 +95,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not log_fatal_as_json(f"shoe {args.command}: error: {exc}"):
             print(f"shoe {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file or port the operator named: what and why, no traceback
+        print(f"shoe {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        return 1
+    except sqlite3.DatabaseError as exc:  # a file that is not (or no longer) a journal
+        print(f"shoe {args.command}: error: not a readable journal: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _os_error(exc: OSError) -> str:
+    """``PATH: reason`` for an OSError (its ``str()`` starts with ``[Errno N]``)."""
+    reason = exc.strerror or str(exc)
+    names = [str(name) for name in (exc.filename, exc.filename2) if name is not None]
+    return ": ".join([*names, reason]) if names else reason
 
 
 if __name__ == "__main__":  # pragma: no cover

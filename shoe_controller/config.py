@@ -17,7 +17,6 @@ docs/config.md for every key.
 from __future__ import annotations
 
 import difflib
-import getpass
 import hashlib
 import hmac
 import math
@@ -493,25 +492,11 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
 
 
 def _hash_pin_command(argv: list[str]) -> int:
-    """``python -m shoe_controller.config hash-pin``: prompt twice, print the config line."""
-    if argv != ["hash-pin"]:
-        print("usage: python -m shoe_controller.config hash-pin", file=sys.stderr)
-        return 2
-    pin = getpass.getpass("PIN: ")
-    try:
-        check_pin_policy(pin)
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    if pin != getpass.getpass("PIN again: "):
-        print("the two PINs differ", file=sys.stderr)
-        return 1
-    try:
-        print(hash_pin(pin))
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    return 0
+    """``python -m shoe_controller.config [hash-pin]``: kept for old scripts; it is
+    ``shoe hash-pin`` (shoe_controller/commands/hash_pin.py), options and all."""
+    from shoe_controller.cli import main
+
+    return main(["hash-pin", *(argv[1:] if argv[:1] == ["hash-pin"] else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

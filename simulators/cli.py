@@ -67,11 +67,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--tcp", type=_host_port, metavar="HOST:PORT",
                        help="listen on TCP (port 0 picks a free port); reconnects are accepted")
     cards = parser.add_mutually_exclusive_group()
-    cards.add_argument("--seed", type=int, help="shuffle seed (default: random)")
+    cards.add_argument("--seed", type=int, metavar="N", help="shuffle seed (default: random)")
     cards.add_argument("--cards", metavar="SHOEFILE", help="exact card order from a shoe file")
-    parser.add_argument("--decks", type=_positive_int, default=8, help="decks (default 8)")
+    parser.add_argument("--decks", type=_positive_int, default=8, metavar="N",
+                        help="decks in the shoe (with --seed or a random shuffle)")
     parser.add_argument("--cut-card", type=_non_negative_int, default=14, metavar="N",
-                        help="cut card N cards from the end (0 = none; default 14)")
+                        help="cut card N cards from the end (0 = none)")
     parser.add_argument("--pace", type=_non_negative_float, default=0.0, metavar="SECONDS",
                         help="dealer's time between cards (0 = as fast as the link allows)")
     parser.add_argument("--misread-rate", type=_rate, default=0.0, metavar="RATE",
@@ -86,9 +87,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "(reproduces issue 20; default: only when asked after this shoe)")
     parser.add_argument("--faults", default="", metavar="SPEC",
                         help="wire faults, e.g. 'corrupt=0.01,drop_frame=0.005,seed=7'")
-    parser.add_argument("--serial-number", default="SIM-0001", help="reported in DeviceInfo")
+    parser.add_argument("--serial-number", default="SIM-0001", metavar="SERIAL",
+                        help="the serial number the shoe reports (DeviceInfo)")
     parser.add_argument("--exit-when-empty", action="store_true",
-                        help="exit once every card has been drawn and acknowledged")
+                        help="exit once the shoe is dealt out (every card drawn, or the host "
+                        "asked for a new shoe after the cut card) and every card acknowledged")
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
 
 

@@ -281,9 +281,12 @@ class SimulatedShoe:
             return card is not None and not any(m is card for m in self.link.pending_messages())
 
     def all_cards_acknowledged(self) -> bool:
-        """Every card is out and the host acknowledged every card message."""
+        """This shoe is dealt out and the host acknowledged every card message (``shoe sim
+        --exit-when-empty``). Dealt out: every card is out, or, with a cut card, the host
+        asked for a new shoe after this one (the cards behind the cut card are never dealt;
+        without this a shoe with a cut card never counted as done)."""
         with self._lock:
-            return self.model.is_empty and self.unacked_cards() == 0
+            return (self.model.is_empty or self._shuffle_fresh) and self.unacked_cards() == 0
 
     # -- internals -------------------------------------------------------------------------
 
@@ -434,6 +437,8 @@ def run_shoe(
     try:
         while not stop.is_set():
             now = clock()
+            if until is not None and until():
+                return  # before the dealer acts on it (a new shoe loaded as the sim stops)
             shoe.step(now)
             out = shoe.data_to_send(now)
             if out:

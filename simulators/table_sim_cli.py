@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -60,13 +61,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="where to listen for controllers (port 0 picks a free port)")
     parser.add_argument("--record", type=Path, required=True, metavar="FILE",
                         help="JSON lines of every accepted event (appended; reloaded on start)")
-    parser.add_argument("--token", required=True, help="the controllers' bearer token")
-    parser.add_argument("--key-file", type=Path, required=True,
+    parser.add_argument("--token", required=True, metavar="TOKEN",
+                        help="the controllers' bearer token")
+    parser.add_argument("--key-file", type=Path, required=True, metavar="FILE",
                         help="file holding the shared HMAC key (at least 16 bytes)")
-    parser.add_argument("--betting-seconds", type=_seconds, default=1.0,
-                        help="how long betting stays open (default 1)")
-    parser.add_argument("--open-delay", type=_seconds, default=0.0,
-                        help="pause between a round's end and opening the next (default 0)")
+    parser.add_argument("--betting-seconds", type=_seconds, default=1.0, metavar="SECONDS",
+                        help="how long betting stays open")
+    parser.add_argument("--open-delay", type=_seconds, default=0.0, metavar="SECONDS",
+                        help="pause between a round's end and opening the next")
     parser.add_argument("--no-betting", action="store_true",
                         help="do not drive betting (the controller runs its own window)")
     parser.add_argument("--drop-at", type=_seq, action="append", default=[], metavar="SEQ",
@@ -78,7 +80,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
 
 
+def _check_can_listen(host: str, port: int) -> None:
+    """Bind the address once, the way the server will, and let go: a busy port or an unknown
+    host is a one-line error here. Without it the server thread failed with a logged
+    traceback, and its event loop's shutdown raced the CLI's clean-up ("Event loop is
+    closed"). A port taken between this check and the server's bind still fails, later."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio does
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise ConfigError(f"cannot listen on {host}:{port}: "
+                                  f"{exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_can_listen(*args.listen)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     options = TableSystemOptions(

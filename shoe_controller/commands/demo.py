@@ -4,12 +4,22 @@ The software shoe runs on the pty's master side in a thread; the controller open
 side through pyserial exactly as it opens ``/dev/ttyUSB0`` at a real table, journals every card,
 prompts the (virtual) dealer and locks the exit between rounds. Reproducible with ``--seed``;
 ``--pace`` slows the dealer down for watching.
+
+The demo has a supervisor too: an id and a PIN made up at start and printed, which unlock the
+supervisor panel (``--http``). A card the shoe cannot read (``--misread-rate``) is entered by
+the demo's virtual supervisor under that id (``simulators/supervisor.py``), after
+``--supervisor-delay`` seconds, and journalled as that supervisor's action.
+
+With ``--http`` the dealer display stays up after the shoe, showing it finished, until Ctrl-C
+or SIGTERM. A signal during the shoe stops it: the summary says how far it got, the exit
+status is 128 + the signal's number, and the temporary directory is removed either way.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import secrets
 import signal
 import tempfile
 import threading
@@ -17,31 +27,63 @@ import time
 from pathlib import Path
 
 from shoe_controller.cards import new_shoe
-from shoe_controller.config import LOG_LEVELS, load_run_config
+from shoe_controller.config import (
+    LOG_LEVELS,
+    MIN_PIN_DIGITS,
+    MIN_PIN_ITERATIONS,
+    hash_pin,
+    load_run_config,
+)
 from shoe_controller.display.console import Console
+from shoe_controller.errors import ConfigError
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import add_http_options, http_from_args
 
+DEMO_SUPERVISOR = "demo-pit"
+"""The demo supervisor's id (a config's ``[supervisors]`` id; not a reserved name)."""
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
 
 def _non_negative(text: str) -> float:
-    value = float(text)
-    if value < 0:
+    value = _number(text)
+    if not value >= 0:  # NaN too
         raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
     return value
 
 
+def _rate(text: str) -> float:
+    value = _number(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"a rate is between 0 and 1 (0.05 = 5%), got {text}")
+    return value
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, help="shuffle seed (default: a random one, printed)")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="shuffle seed (default: a random one, printed)")
     parser.add_argument("--pace", type=_non_negative, default=0.0, metavar="SECONDS",
-                        help="the virtual dealer's time between cards (default 0: full speed)")
-    parser.add_argument("--profile", default="punto-banco-8d", help="table profile")
+                        help="the virtual dealer's time between cards (0: full speed)")
+    parser.add_argument("--profile", default="punto-banco-8d", metavar="NAME",
+                        help="table profile name or TOML file (see shoe odds --list-profiles)")
     parser.add_argument("--betting-seconds", type=_non_negative, metavar="SECONDS",
                         help="betting window (default: 0, or 4 x pace when pacing)")
-    parser.add_argument("--misread-rate", type=float, default=0.0,
-                        help="share of cards the shoe cannot read (a supervisor is needed)")
-    parser.add_argument("--journal", type=Path, help="keep the journal here (default: temporary)")
+    parser.add_argument("--misread-rate", type=_rate, default=0.0, metavar="RATE",
+                        help="share of cards the shoe cannot read, 0..1; the demo supervisor "
+                        "enters them")
+    parser.add_argument("--supervisor-delay", type=_non_negative, default=2.0,
+                        metavar="SECONDS",
+                        help="how long the demo supervisor takes to enter a misread card")
+    parser.add_argument("--journal", type=Path, metavar="FILE",
+                        help="keep the journal in this new file (default: a temporary one)")
     add_http_options(parser, example="8080 --pace 0.3")
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
+                        help="log messages of this level and above, on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,15 +93,25 @@ def run(args: argparse.Namespace) -> int:
     from simulators.pty import open_pty_pair
     from simulators.shoe import ShoeRunner, SimulatedShoe
     from simulators.shoe_model import ShoeModel
+    from simulators.supervisor import VirtualSupervisor
 
+    stop = threading.Event()
+    signals: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        signals.append(signum)
+        stop.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, on_signal)
     http = http_from_args(args)  # an unsafe --http stops here, before anything starts
+    _check_new_journal(args.journal)
     setup_logging(False, args.log_level)
     profile = load_profile(args.profile)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
     cards = new_shoe(profile.decks, seed)
     betting = args.betting_seconds if args.betting_seconds is not None else 4 * args.pace
-    stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    pin = "".join(secrets.choice("0123456789") for _ in range(MIN_PIN_DIGITS))
 
     with tempfile.TemporaryDirectory(prefix="shoe-demo-") as scratch:
         journal = args.journal or Path(scratch) / "journal.sqlite"
@@ -74,19 +126,58 @@ def run(args: argparse.Namespace) -> int:
         config = load_run_config(None, {
             "device": pty.slave_path, "profile": args.profile, "journal": journal,
             "betting_seconds": betting, "shoes": 1,
+            # The fewest iterations a config accepts: the PIN is shown on screen anyway.
+            "supervisors": {DEMO_SUPERVISOR: hash_pin(pin, iterations=MIN_PIN_ITERATIONS)},
         })
         print(f"shoe demo: {profile.name}, {len(cards)} cards, seed {seed}")
         print(f"software shoe on {pty.slave_path}; journal {journal}")
+        print(f"demo supervisor: id {DEMO_SUPERVISOR}, PIN {pin} (the supervisor panel, "
+              f"with --http); enters misread cards after {args.supervisor_delay:g} s",
+              flush=True)
         started = time.monotonic()
         with ShoeRunner(shoe, pty.device_side), running_table(config) as controller, services(
             controller, http=http
         ) as extras:
             console = Console(progress=True, shoe_cards=len(cards))
-            controller.listeners.append(console)
-            controller.run(extras.should_stop(stop.is_set), shoes=1)
-        elapsed = time.monotonic() - started
-        print(console.summary())
-        print(f"Shoe played in {elapsed:.1f} s (pace {args.pace:g} s).")
-        if args.journal:
-            print(f"Check it: shoe journal verify {journal}; shoe journal recall {journal}")
-    return 0 if controller.shoes_finished else 1
+            supervisor = VirtualSupervisor(controller, DEMO_SUPERVISOR, pin, cards,
+                                           delay=args.supervisor_delay)
+            controller.listeners.extend([console, supervisor])
+            try:
+                controller.run(extras.should_stop(stop.is_set), shoes=1)
+            finally:
+                supervisor.close()
+            elapsed = time.monotonic() - started
+            finished = bool(controller.shoes_finished)
+            print(console.summary())
+            if finished:
+                print(f"Shoe played in {elapsed:.1f} s (pace {args.pace:g} s).")
+            else:
+                why = signal.Signals(signals[0]).name if signals else "stopped"
+                print(f"Stopped ({why}) after {elapsed:.1f} s: the shoe was not finished.")
+            if args.journal:
+                print(f"Check it: shoe journal verify {journal}; shoe journal recall {journal}")
+            if finished and http and not stop.is_set():
+                # The display shows "Shoe finished" for as long as anyone wants to look.
+                print("The dealer display stays up: press Ctrl-C (or send SIGTERM) to stop.",
+                      flush=True)
+                check = extras.should_stop(stop.is_set)
+                while not check():
+                    stop.wait(0.2)
+                return 0
+    if not finished:
+        return 128 + signals[0] if signals else 1
+    return 0
+
+
+def _check_new_journal(path: Path | None) -> None:
+    """The demo deals one new shoe into a new journal. A journal carries on where it stopped,
+    so an old one would be resumed (a finished shoe: nothing left to play; a shoe in play:
+    the software shoe's fresh load would not match it): refused with a clear reason."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ConfigError(f"--journal {path}: is a directory; name a new file")
+    if path.exists() and path.stat().st_size > 0:
+        raise ConfigError(f"--journal {path}: already exists (it holds an earlier shoe); the "
+                          "demo plays a new shoe into a new journal: give a new file name, "
+                          "or leave out --journal")

@@ -1,7 +1,9 @@
 """``shoe journal``: verify a table journal, export its rounds, recall the last rounds.
 
 ``verify`` needs only the journal package; ``export`` and ``recall`` replay the journal through
-the table (``shoe_controller.table.history``), imported only when asked for.
+the table (``shoe_controller.table.history``), imported only when asked for. They are the tools
+to investigate a journal that fails ``verify``, so they still work on one, but first they run
+the same check and print a WARNING on stderr when the hash chain is broken.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from shoe_controller.errors import ShoeError
+from shoe_controller.errors import JournalError, ShoeError
 
 _SENSOR_SOURCES = (None, "shoe", "scanner")  # read by the shoe itself: no mark needed
 _FLAG_NAMES = {
@@ -31,23 +33,16 @@ _FLAG_NAMES = {
 def configure(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    verify = actions.add_parser(
-        "verify",
-        help="check the hash chain; name every edited, deleted, inserted or "
-        "reordered record (exit 1 if any)",
-    )
+    verify_help = ("check the hash chain; name every edited, deleted, inserted or reordered "
+                   "record (exit 1 if any)")
+    verify = actions.add_parser("verify", help=verify_help, description=verify_help)
     verify.add_argument("path", metavar="PATH", type=Path, help="the journal file")
     verify.add_argument("--json", action="store_true", help="one JSON object")
-    verify.add_argument(
-        "--key-file",
-        metavar="FILE",
-        type=Path,
-        help="HMAC key of a keyed journal (the file's bytes, whitespace stripped)",
-    )
+    _key_file_option(verify)
 
-    export = actions.add_parser(
-        "export", help="the journal's rounds as JSON lines (the `shoe replay` schema)"
-    )
+    export_help = "the journal's rounds as JSON lines (the `shoe replay` schema)"
+    export = actions.add_parser("export", help=export_help, description=export_help + (
+        "; warns on stderr if the hash chain is broken (see verify)"))
     export.add_argument("path", metavar="PATH", type=Path, help="the journal file")
     export.add_argument(
         "--json",
@@ -57,13 +52,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of standard output"
     )
+    _key_file_option(export)
 
-    recall = actions.add_parser("recall", help="the last rounds, card by card (game recall)")
+    recall_help = "the last rounds, card by card (game recall), the round in play included"
+    recall = actions.add_parser("recall", help=recall_help, description=recall_help + (
+        "; warns on stderr if the hash chain is broken (see verify)"))
     recall.add_argument("path", metavar="PATH", type=Path, help="the journal file")
     recall.add_argument(
-        "--last", metavar="N", type=_positive_int, default=10, help="how many rounds (default 10)"
+        "--last", metavar="N", type=_positive_int, default=10, help="how many rounds"
     )
     recall.add_argument("--json", action="store_true", help="one JSON object per round")
+    _key_file_option(recall)
+
+
+def _key_file_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--key-file",
+        metavar="FILE",
+        type=Path,
+        help="HMAC key of a keyed journal (the file's bytes, whitespace stripped)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,18 +96,23 @@ def _positive_int(text: str) -> int:
 # -- verify -------------------------------------------------------------------------------
 
 
+def _read_key(args: argparse.Namespace) -> bytes | None:
+    if args.key_file is None:
+        return None
+    try:
+        key = args.key_file.read_bytes().strip()
+    except OSError as exc:
+        raise ShoeError(f"{args.key_file}: cannot read the key file: "
+                        f"{exc.strerror or exc}") from None
+    if not key:
+        raise ShoeError(f"{args.key_file}: the key file is empty")
+    return key
+
+
 def _verify(args: argparse.Namespace) -> int:
     from shoe_controller.journal import verify_journal
 
-    key = None
-    if args.key_file is not None:
-        try:
-            key = args.key_file.read_bytes().strip()
-        except OSError as exc:
-            raise ShoeError(f"cannot read the key file: {exc}") from exc
-        if not key:
-            raise ShoeError(f"{args.key_file}: the key file is empty")
-    report = verify_journal(args.path, key=key)
+    report = verify_journal(args.path, key=_read_key(args))
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False))
     else:
@@ -122,17 +135,45 @@ def _history() -> Any:
     return history
 
 
+def _warn_if_tampered(args: argparse.Namespace) -> None:
+    """``verify``'s check, run first: a broken chain is named on stderr, then the command
+    goes on (it is how a supervisor looks into what the journal holds)."""
+    from shoe_controller.journal import verify_journal
+
+    key = _read_key(args)
+    try:
+        report = verify_journal(args.path, key=key)
+    except JournalError as exc:
+        if key is None and "keyed" in str(exc):  # cannot check without the key: say so
+            print(f"WARNING: {exc}; the hash chain was not checked (give --key-file)",
+                  file=sys.stderr)
+            return
+        raise
+    if not report.ok:
+        first = report.problems[0]
+        print(f"WARNING: {args.path}: the hash chain is broken ({len(report.problems)} "
+              f"problem(s); the first: {first.message}): what follows may not be what was "
+              f"journalled; see shoe journal verify {args.path}", file=sys.stderr)
+
+
 def _export(args: argparse.Namespace) -> int:
+    _warn_if_tampered(args)
     lines = _history().export_lines(args.path)
-    if args.output is not None:
-        with open(args.output, "w", encoding="utf-8") as out:
-            _write_lines(lines, out)
-    else:
+    if args.output is None:
         _write_lines(lines, sys.stdout)
+        return 0
+    try:
+        out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise ShoeError(f"{args.output}: cannot write the export: "
+                        f"{exc.strerror or exc}") from None
+    with out:
+        _write_lines(lines, out)
     return 0
 
 
 def _recall(args: argparse.Namespace) -> int:
+    _warn_if_tampered(args)
     rounds = _history().recall(args.path, args.last)
     if args.json:
         _write_lines(rounds, sys.stdout)

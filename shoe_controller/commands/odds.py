@@ -17,8 +17,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SHOEFILE",
         help="cards already out of the shoe (shoe-file format); odds are for the rest",
     )
+    parser.add_argument("--decks", metavar="N", type=_decks,
+                        help="decks in the shoe, 1..64 (default: the profile's)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--list-profiles", action="store_true", help="list known profiles and exit")
+
+
+def _decks(text: str) -> int:
+    # The profile's own bounds (games/baccarat/profile.py: decks 1..64).
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"expected a whole number of decks, 1..64, got {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,16 +41,17 @@ def run(args: argparse.Namespace) -> int:
     if not args.profile:
         raise ShoeError("--profile NAME is required (see --list-profiles)")
     profile = load_profile(args.profile)
+    decks = args.decks or profile.decks
     if args.seen:
-        composition = remaining(profile.decks, read_shoe_file(args.seen))
+        composition = remaining(decks, read_shoe_file(args.seen))
     else:
-        composition = full_shoe(profile.decks)
+        composition = full_shoe(decks)
     odds = exact_odds(composition, profile)
     if args.json:
-        json.dump(odds.to_json_dict(profile.name, profile.decks), sys.stdout)
+        json.dump(odds.to_json_dict(profile.name, decks), sys.stdout)
         sys.stdout.write("\n")
         return 0
-    print(f"profile {profile.name}: {profile.decks} decks, {odds.cards_left} cards left")
+    print(f"profile {profile.name}: {decks} decks, {odds.cards_left} cards left")
     print("outcome                   probability")
     for event, p in odds.outcomes.items():
         print(f"  {event:22} {float(p):.10f}")

@@ -12,22 +12,28 @@ from pathlib import Path
 
 from shoe_controller.errors import ShoeError
 
-
 HARD_DECK_ACCURACY = 0.99
 """Below this held-out accuracy at enrolment, ``shoe vision enroll`` warns the operator."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="vision_command", metavar="ACTION", required=True)
-    enroll = sub.add_parser("enroll", help="learn a deck from a folder of labelled frames")
+    enroll = sub.add_parser("enroll", help="learn a deck from a folder of labelled frames",
+                            description="learn a deck from a folder of labelled frames and save "
+                            "it in the models folder")
     _common(enroll)
     enroll.add_argument("folder", type=Path, metavar="DIR",
                         help="frames plus labels.csv (columns file,card; e.g. QS)")
-    classify = sub.add_parser("classify", help="read the card in each image")
+    classify = sub.add_parser("classify", help="read the card in each image",
+                              description="read the card in each image (exit 1 if an image "
+                              "cannot be read)")
     _common(classify)
-    classify.add_argument("images", type=Path, nargs="+", metavar="IMAGE")
+    classify.add_argument("images", type=Path, nargs="+", metavar="IMAGE",
+                          help="image files (PNG, JPEG, ...)")
     classify.add_argument("--json", action="store_true", help="one JSON object per image")
-    bench = sub.add_parser("bench", help="accuracy, precision, declines and speed on a folder")
+    bench = sub.add_parser("bench", help="accuracy, precision, declines and speed on a folder",
+                           description="accuracy, precision, declines and speed of an enrolled "
+                           "deck on a folder of labelled frames")
     _common(bench)
     bench.add_argument("folder", type=Path, metavar="DIR", help="labelled frames (labels.csv)")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")

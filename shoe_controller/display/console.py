@@ -41,7 +41,8 @@ class Console:
                            + f"\n   {event['remedy']}")
             elif event["type"] == "irregularity_cleared":
                 who = event.get("supervisor") or event.get("source") or "resolved"
-                self._line(f"   cleared {event['kind']} ({who})")
+                entered = f": card {event['card']} entered" if event.get("card") else ""
+                self._line(f"   cleared {event['kind']}{entered} ({who})")
             elif event["type"] == "cut_card":
                 self._line("-- Cut card out: one more round" if event["during_round"]
                            else "-- Cut card out: this round is the last")
@@ -51,7 +52,7 @@ class Console:
         view = update.view
         prompt = view.prompt + (f"  ({view.detail})" if view.detail else "")
         if self.progress:
-            self._status(view.prompt)
+            self._status(view.prompt, view.round)
         elif prompt != self._last_prompt:
             self._last_prompt = prompt
             self._line(f"> {prompt}")
@@ -67,12 +68,14 @@ class Console:
     def _paint(self, text: str, code: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
 
-    def _status(self, prompt: str) -> None:
-        done = self.stats.cards_dealt
+    def _status(self, prompt: str, round_number: int) -> None:
+        done = self.stats.cards_dealt  # every card out, the burn included
         width = 30
         filled = min(width, width * done // max(1, self.shoe_cards))
         bar = "#" * filled + "." * (width - filled)
-        text = f"[{bar}] {done:>3}/{self.shoe_cards} cards  round {self.stats.rounds:>3}  {prompt}"
+        # The table's own round number: the round being dealt (not the rounds finished).
+        where = f"round {round_number:>3}" if round_number else "burn     "
+        text = f"[{bar}] {done:>3}/{self.shoe_cards} cards  {where}  {prompt}"
         if self.stream.isatty():
             self.stream.write("\r\033[K" + text)
             self.stream.flush()

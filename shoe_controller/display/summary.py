@@ -18,7 +18,7 @@ class ShoeStats:
     voided: int = 0
     irregularities: int = 0
     cards_burned: int = 0
-    cards_dealt: int = 0
+    cards_dealt: int = 0  # every card out of the shoe, the burned ones included
     road: list[str] = field(default_factory=list)
 
     def add(self, event: dict[str, Any]) -> None:
@@ -41,16 +41,22 @@ class ShoeStats:
             self.irregularities += 1
 
     def lines(self) -> list[str]:
-        return [
-            f"Rounds played      {self.rounds}",
-            f"Banker / Player / Tie  {self.banker} / {self.player} / {self.tie}",
-            f"Naturals           {self.naturals}",
-            f"Player / Banker pairs  {self.player_pairs} / {self.banker_pairs}",
-            f"Cards burned       {self.cards_burned}",
-            f"Cards dealt        {self.cards_dealt}",
-            f"Voided rounds      {self.voided}",
-            f"Irregularities     {self.irregularities}",
+        """The closing summary: one label column, Banker before Player throughout, and the
+        cards out of the shoe split into burned and dealt to the hands (``cards_dealt``
+        counts both: it is what the shoe gave out)."""
+        rows = [
+            ("Rounds played", f"{self.rounds}"),
+            ("Banker / Player / Tie", f"{self.banker} / {self.player} / {self.tie}"),
+            ("Naturals", f"{self.naturals}"),
+            ("Banker / Player pairs", f"{self.banker_pairs} / {self.player_pairs}"),
+            ("Cards out of the shoe", f"{self.cards_dealt}"),
+            ("  burned", f"{self.cards_burned}"),
+            ("  dealt to the hands", f"{self.cards_dealt - self.cards_burned}"),
+            ("Voided rounds", f"{self.voided}"),
+            ("Irregularities", f"{self.irregularities}"),
         ]
+        width = max(len(label) for label, _ in rows) + 2
+        return [f"{label:<{width}}{value}" for label, value in rows]
 
     def to_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key != "road"}

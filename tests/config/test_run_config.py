@@ -237,10 +237,21 @@ def test_the_example_in_the_docs_is_valid(tmp_path: Path) -> None:
 def test_hash_pin_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """``python -m shoe_controller.config hash-pin`` is ``shoe hash-pin``: at a terminal the
+    PIN is asked twice without echo; the config's PIN rule refuses a short one."""
+    import getpass
+    import io
+    import sys
+
     from shoe_controller import config
 
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
     answers = iter(["975310", "975310", "975310", "999999", "9753"])
-    monkeypatch.setattr(config.getpass, "getpass", lambda prompt: next(answers))
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    monkeypatch.setattr(getpass, "getpass", lambda prompt: next(answers))
     monkeypatch.setattr(config, "PIN_ITERATIONS", FAST)
     monkeypatch.setattr(config.hash_pin, "__defaults__", (None, FAST))
     assert config._hash_pin_command(["hash-pin"]) == 0
@@ -250,7 +261,9 @@ def test_hash_pin_command(
     assert config._hash_pin_command(["hash-pin"]) == 1  # refused before it asks again
     err = capsys.readouterr().err
     assert "at least 6 digits" in err and "9753" not in err
-    assert config._hash_pin_command([]) == 2
+    with pytest.raises(SystemExit) as usage:
+        config._hash_pin_command(["hash-pin", "--no-such-option"])
+    assert usage.value.code == 2
 
 
 # -- the link's timings: validated by building the link's own settings -------------------------
