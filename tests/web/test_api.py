@@ -9,6 +9,7 @@ import random
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -229,7 +230,7 @@ def test_the_recall_limit_is_documented_and_a_422_says_the_range(played: WebTabl
     assert played.get("/api/recall?last=10") == played.get("/api/recall")
 
 
-def test_api_docs_render_code_as_code(played: WebTable, page: Page) -> None:
+def test_api_docs_render_code_as_code(played: WebTable, page: Page, artifacts: Path) -> None:
     """Reported: `/api/docs` showed raw backticks."""
     page.goto(played.url + "api/docs")
     description = page.locator("#description")
@@ -240,6 +241,7 @@ def test_api_docs_render_code_as_code(played: WebTable, page: Page) -> None:
     expect(page.locator("#paths")).to_contain_text("1 to 10")
     text = page.locator("body").inner_text()
     assert "`" not in text
+    page.screenshot(path=str(artifacts / "19-api-docs.png"))
 
 
 def test_the_odds_table_says_what_its_numbers_are(played: WebTable, page: Page) -> None:

@@ -273,9 +273,9 @@ function renderOdds(odds) {
   const table = $('[data-testid="odds"]');
   table.hidden = !odds || !odds.bets.length;
   if (!odds) { body.replaceChildren(); $('[data-testid="odds-asof"]').textContent = ""; return; }
-  const after = num(odds.after_round) ? `after round ${odds.after_round}` : "before the first round";
+  const after = num(odds.after_round) ? `after round ${odds.after_round}` : "before round 1";
   $('[data-testid="odds-asof"]').textContent = odds.error
-    ? `none: ${odds.error}` : `exact, for a round from the ${odds.cards_left} cards left ${after}`;
+    ? `(none: ${odds.error})` : `(exact: ${odds.cards_left} cards left ${after})`;
   body.replaceChildren(...odds.bets.map((b) => {
     const tr = el("tr", { className: b.player_edge ? "player-edge" : "" },
       el("td", { textContent: words(b.bet) + (b.player_edge ? " \u2014 PLAYER EDGE" : ""), title: String(b.description || "") }),
