@@ -95,11 +95,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not log_fatal_as_json(f"shoe {args.command}: error: {exc}"):
             print(f"shoe {args.command}: error: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:  # a file or port the operator named: what and why, no traceback
-        print(f"shoe {args.command}: error: {_os_error(exc)}", file=sys.stderr)
-        return 1
-    except sqlite3.DatabaseError as exc:  # a file that is not (or no longer) a journal
-        print(f"shoe {args.command}: error: not a readable journal: {exc}", file=sys.stderr)
+    except (OSError, sqlite3.DatabaseError) as exc:
+        # A file or port the operator named that a command did not check itself: still what
+        # and why in one line, never a traceback.
+        from shoe_controller.logs import log_fatal_as_json
+
+        message = f"shoe {args.command}: error: {_os_error(exc)}" if isinstance(
+            exc, OSError) else f"shoe {args.command}: error: not a readable journal: {exc}"
+        if not log_fatal_as_json(message):
+            print(message, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

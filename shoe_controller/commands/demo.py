@@ -76,9 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--misread-rate", type=_rate, default=0.0, metavar="RATE",
                         help="share of cards the shoe cannot read, 0..1; the demo supervisor "
                         "enters them")
-    parser.add_argument("--supervisor-delay", type=_non_negative, default=2.0,
-                        metavar="SECONDS",
-                        help="how long the demo supervisor takes to enter a misread card")
+    parser.add_argument("--supervisor-delay", type=_non_negative, metavar="SECONDS",
+                        help="how long the demo supervisor takes to enter a misread card "
+                        "(default: 10 x pace, at least 0.5)")
     parser.add_argument("--journal", type=Path, metavar="FILE",
                         help="keep the journal in this new file (default: a temporary one)")
     add_http_options(parser, example="8080 --pace 0.3")
@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     cards = new_shoe(profile.decks, seed)
     betting = args.betting_seconds if args.betting_seconds is not None else 4 * args.pace
     pin = "".join(secrets.choice("0123456789") for _ in range(MIN_PIN_DIGITS))
+    delay = (args.supervisor_delay if args.supervisor_delay is not None
+             else max(0.5, 10 * args.pace))  # slow enough to watch, quick enough to finish
 
     with tempfile.TemporaryDirectory(prefix="shoe-demo-") as scratch:
         journal = args.journal or Path(scratch) / "journal.sqlite"
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe demo: {profile.name}, {len(cards)} cards, seed {seed}")
         print(f"software shoe on {pty.slave_path}; journal {journal}")
         print(f"demo supervisor: id {DEMO_SUPERVISOR}, PIN {pin} (the supervisor panel, "
-              f"with --http); enters misread cards after {args.supervisor_delay:g} s",
+              f"with --http); enters misread cards after {delay:g} s",
               flush=True)
         started = time.monotonic()
         with ShoeRunner(shoe, pty.device_side), running_table(config) as controller, services(
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         ) as extras:
             console = Console(progress=True, shoe_cards=len(cards))
             supervisor = VirtualSupervisor(controller, DEMO_SUPERVISOR, pin, cards,
-                                           delay=args.supervisor_delay)
+                                           delay=delay)
             controller.listeners.extend([console, supervisor])
             try:
                 controller.run(extras.should_stop(stop.is_set), shoes=1)
