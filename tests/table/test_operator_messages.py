@@ -229,3 +229,16 @@ def test_replaying_the_journal_does_not_log_old_irregularities_again(
     assert again.table.alarm == "latched"
     journal.close()
 
+
+
+def test_the_console_asks_for_a_reason_before_the_pin() -> None:
+    from shoe_controller.display.supervisor_console import SupervisorConsole, parse_command
+
+    with pytest.raises(ShoeError, match="void ID REASON"):
+        parse_command("void alice")
+    asked: list[str] = []
+    printed: list[str] = []
+    console = SupervisorConsole(None, [], ask_pin=asked.append,  # type: ignore[arg-type]
+                                out=printed.append)
+    console.handle("void alice")
+    assert asked == [] and "a void needs a reason" in printed[-1]
