@@ -101,11 +101,11 @@ def run(args: argparse.Namespace) -> int:
     with running_table(config, begin_session=False) as controller, services(
         controller, **extras_options, console=sys.stdin if args.console else None,
     ) as extras:
-        controller.begin_session()  # journalled only now that everything has started
         console = None
         if not args.quiet:
             console = Console()
             controller.listeners.append(console)
+        controller.begin_session()  # journalled only now that everything has started
         log.info("table running", extra={"device": config.device, "profile": config.profile,
                                           "journal": str(config.journal)})
         reason = "error"

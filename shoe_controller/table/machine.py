@@ -645,8 +645,9 @@ class Table:
             # Also with no shoe loaded: "Load a shuffled shoe" would send the dealer to a
             # shoe that cannot report its cards.
             prompt, level = "Shoe not connected: check its cable", Level.ERROR
-            detail = "The exit stays locked until the shoe is back" + (
-                f" ({link_detail})" if link_detail else "")
+            detail = "The exit stays locked until the shoe is back"
+            if link_detail:
+                detail = f"{link_detail[:1].upper()}{link_detail[1:]}. {detail}"
         elif self.lid_open and due is not None:
             prompt, level, lights = "Close the shoe lid", Level.ERROR, ("stop",)
         elif due is not None:

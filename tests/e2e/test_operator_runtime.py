@@ -197,3 +197,21 @@ def test_run_creates_a_keyed_journal_that_verifies_with_its_key(
     done = run_shoe_cli(*run_cmd(tmp_path / "other.db", "--journal-key-file", str(short)))
     one_line_error(done, "at least 16 bytes")
     assert not (tmp_path / "other.db").exists()
+
+
+def test_the_dealer_sees_connecting_then_not_connected(tmp_path: Path,
+                                                       procs: ProcessKeeper) -> None:
+    args = [part for part in run_cmd(tmp_path / "j.db", device="/dev/ttyNOPE0")
+            if part != "--quiet"]
+    run = procs.start(shoe_command(*args), "run")
+    deadline = time.monotonic() + 30
+    while "Shoe not connected" not in run.stdout():
+        assert run.alive() and time.monotonic() < deadline, run.stdout() + run.stderr()
+        time.sleep(0.1)
+    run.popen.send_signal(signal.SIGTERM)
+    assert run.wait(20) == 0
+    prompts = [line for line in run.stdout().splitlines() if line.startswith("> ")]
+    assert prompts[0].startswith("> Connecting to the shoe...")
+    assert prompts[1].startswith("> Shoe not connected: check its cable")
+    assert "/dev/ttyNOPE0" in prompts[1]
+    assert not any("Load a shuffled shoe" in line for line in prompts)

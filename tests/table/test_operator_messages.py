@@ -91,7 +91,7 @@ def test_controller_view_goes_from_connecting_to_not_connected_and_tells_listene
     controller.step(0)
     assert controller.view.prompt == "Shoe not connected: check its cable"
     assert controller.view.level is Level.ERROR
-    assert "cannot reach the shoe on /dev/ttyNOPE0" in controller.view.detail
+    assert controller.view.detail.startswith("Cannot reach the shoe on /dev/ttyNOPE0")
     assert prompts[-1] == ("Shoe not connected: check its cable", "error")
     connection.inbox.append(link_up())
     controller.step(0)
@@ -106,7 +106,7 @@ def test_a_port_that_opens_but_never_answers_is_named(tmp_path: Path) -> None:
     now[0] += 6.0
     controller.step(0)
     assert controller.view.prompt == "Shoe not connected: check its cable"
-    assert "no answer from the shoe on socket://127.0.0.1:4000" in controller.view.detail
+    assert "No answer from the shoe on socket://127.0.0.1:4000" in controller.view.detail
     journal.close()
 
 
