@@ -12,9 +12,13 @@ tails of the processes' stderr and the last rounds are printed. A finished run's
 same shoe file: ``match`` or ``MISMATCH``; anything else (a process failing, the overall
 ``--timeout``) is an ERROR. Every process is killed at the end, whatever happens (Ctrl-C too).
 
-Run on demand, not in CI: each run takes minutes on this line (the time goes to link
-retransmission timers and reconnecting, not to the CPU). The work directory (journals, shoe
-files, logs) is kept when a run did not match, and its path printed.
+Columns: ``wall s`` is ``shoe run`` from start to exit (start-up included), ``deal s`` the
+journal's first record to its last (the shoe itself). ``--faults "seed={seed}"`` is the same
+run on a clean line: compare the medians of the two runs (issue 14's target: the bad line in
+under 1.5x the clean one).
+
+Run on demand, not in CI. The work directory (journals, shoe files, logs) is kept when a run
+did not match, and its path printed.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
+import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -65,6 +71,9 @@ class RunResult:
     result: str
     detail: str = ""
     cuts: str = "?"
+    dealing: float = 0.0
+    """Seconds from the journal's first record to its last: the shoe dealt, without the
+    processes' start-up."""
 
 
 class Bench:
@@ -146,7 +155,10 @@ class Bench:
                 self._dump(seed, why, journal, run=run, sim=sim, proxy=proxy)
                 return RunResult(seed, now - begin, card_records(journal), ERROR, why,
                                  self._cuts(proxy))
-            time.sleep(POLL)
+            try:
+                run.popen.wait(POLL)  # returns as soon as it exits: the time is exact
+            except subprocess.TimeoutExpired:
+                pass
         seconds = time.monotonic() - begin
         cuts = self._cuts(proxy)
         cards = card_records(journal)
@@ -160,7 +172,7 @@ class Bench:
                              f"journal export failed: {export.stderr.strip()[-200:]}", cuts)
         got, want = export.stdout.splitlines(), replay_lines(shoe_file)
         if got == want:
-            return RunResult(seed, seconds, cards, MATCH, "", cuts)
+            return RunResult(seed, seconds, cards, MATCH, "", cuts, dealing_seconds(journal))
         first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
                      min(len(got), len(want)))
         return RunResult(seed, seconds, cards, MISMATCH,
@@ -186,6 +198,12 @@ class Bench:
             parts.append(f"----- {name} stderr ends with:")
             parts.append(proc.stderr()[-TAIL:].rstrip())
         self.say("\n".join(parts) + "\n=====")
+
+
+def dealing_seconds(journal: Path) -> float:
+    with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as conn:
+        first, last = conn.execute("SELECT MIN(wall_time), MAX(wall_time) FROM records").fetchone()
+    return float(last - first) if first is not None else 0.0
 
 
 def latched_in_last_round(journal: Path) -> str:
@@ -274,15 +292,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(results: list[RunResult]) -> None:
     print()
-    print(f"{'seed':>5} {'wall s':>7} {'cards':>6} {'cuts':>5}  {'result':<9} detail")
+    print(f"{'seed':>5} {'wall s':>7} {'deal s':>7} {'cards':>6} {'cuts':>5}  "
+          f"{'result':<9} detail")
     for r in sorted(results, key=lambda r: r.seed):
-        print(f"{r.seed:>5} {r.seconds:>7.1f} {r.cards:>6} {r.cuts:>5}  {r.result:<9} {r.detail}")
+        print(f"{r.seed:>5} {r.seconds:>7.2f} {r.dealing:>7.2f} {r.cards:>6} {r.cuts:>5}  "
+              f"{r.result:<9} {r.detail}")
     times = [r.seconds for r in results]
+    dealt = [r.dealing for r in results if r.result == MATCH]
     counts = {kind: sum(r.result == kind for r in results)
               for kind in (MATCH, MISMATCH, STALL, ERROR)}
     print(f"{len(results)} runs: {counts[MATCH]} match, {counts[MISMATCH]} mismatch, "
           f"{counts[STALL]} stalled, {counts[ERROR]} errors; wall time median "
-          f"{statistics.median(times):.1f} s, max {max(times):.1f} s")
+          f"{statistics.median(times):.2f} s, max {max(times):.2f} s"
+          + (f"; dealing median {statistics.median(dealt):.2f} s" if dealt else ""))
 
 
 if __name__ == "__main__":

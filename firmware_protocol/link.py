@@ -311,6 +311,9 @@ class Link:
             self._announce(DeviceInfo.from_identity(identity, session_id))
             if identity is not None else None
         )
+        self._device_info_reply = (
+            encode_frame(self._device_info) if self._device_info is not None else b""
+        )
         self._allowed_types = SHOE_TO_HOST if role is Role.SHOE else HOST_TO_SHOE
         self._decoder = FrameDecoder()
         self._state = LinkState.CONNECTING
@@ -334,11 +337,21 @@ class Link:
         self._retries = 0
         self._rx_expected = 0
         self._rx_early: dict[int, Message | ProtocolError] = {}
+        self._owner_commits = False
+        # With owner_commits: the sequence number of each item handed to the owner and not yet
+        # committed, in order (None: one of an earlier peer session, committed all the same).
+        self._uncommitted: deque[int | None] = deque()
         self._ack_pending = False
         self._ack_due = math.inf  # when a pending acknowledgement goes alone at the latest
         self._last_rx = -math.inf
         self._last_tx = -math.inf
         self._next_hello = -math.inf
+        # The handshake's round trip (HostHello -> DeviceInfo at the host, DeviceInfo ->
+        # LinkOptions at the shoe) is the first sample, answered by the peer's link, not its
+        # application: see _handshake_sample.
+        self._handshake_sent_at = -math.inf
+        self._handshakes_out = 0
+        self._missed_while_connecting = False  # host: the shoe sent frames we could not take
         self._now = -math.inf
         self.stats = LinkStats()
 
@@ -403,8 +416,11 @@ class Link:
                 self._on_frame(item, now)
             else:
                 self._on_rejected(item, now)
-        if self._damage() > damaged and self._state is LinkState.UP:
-            self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
+        if self._damage() > damaged:
+            if self._state is LinkState.UP:
+                self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
+            else:
+                self._hello_soon(now)  # maybe the shoe's DeviceInfo
         return self._take()
 
     def _damage(self) -> int:
@@ -452,7 +468,10 @@ class Link:
             out.append(encode_frame(HostHello(PROTOCOL_VERSION, self.session_id)))
             self._next_hello = now + self.config.hello_interval
             self.stats.hellos_sent += 1
+            self._handshake_sent(now)
         if self._replies:
+            if self._device_info_reply in self._replies:
+                self._handshake_sent(now)
             out.extend(self._replies)
             self._replies.clear()
         if self._state is LinkState.UP:
@@ -460,22 +479,84 @@ class Link:
             self._emit_nak(now, out)
             self._emit_data(now, out)
             carried_ack = len(out) > sent_before
-            if self._ack_pending and not carried_ack and now >= self._ack_due:
-                out.append(encode_frame(Ack(), 0, self._rx_expected))
+            # An acknowledgement held for the owner's commit waits for it (one sent now
+            # would say nothing new); frames that go meanwhile carry what may be acknowledged.
+            holding = self._holding_acks()
+            if self._ack_pending and not carried_ack and not holding and now >= self._ack_due:
+                out.append(encode_frame(Ack(), 0, self._ack_number()))
                 self.stats.ack_frames_sent += 1
                 carried_ack = True
-            if carried_ack:
+            if carried_ack and not holding:
                 self._ack_pending = False
                 self._ack_due = math.inf
             if not out and now - self._last_tx >= self.config.heartbeat_interval:
                 time_ms = int(now * 1000) & 0xFFFFFFFF
-                out.append(encode_frame(Heartbeat(time_ms), 0, self._rx_expected))
+                out.append(encode_frame(Heartbeat(time_ms), 0, self._ack_number()))
                 self.stats.heartbeats_sent += 1
         if not out:
             return b""
         self._last_tx = now
         self.stats.frames_sent += len(out)
         return DELIMITER + b"".join(out)
+
+    def acknowledge_on_commit(self) -> None:
+        """From now on a message handed out is acknowledged to the peer only once the owner
+        has called :meth:`commit` for it (the host's safety rule: a card is acknowledged only
+        once it is journalled, SPEC 8.2). Everything else (its own messages, Naks, link
+        options, heartbeats) keeps flowing meanwhile, with the acknowledgement it may give."""
+        self._owner_commits = True
+
+    def commit(self, count: int, now: float | None = None) -> None:
+        """The owner has made the next ``count`` items it was handed (messages and refused
+        reliable frames, in order) durable: they may be acknowledged now (within
+        ``ack_delay`` of ``now``, so that the command the owner sends next carries it)."""
+        if count < 0 or count > len(self._uncommitted):
+            raise ValueError(f"commit of {count} items, {len(self._uncommitted)} uncommitted")
+        before = self._ack_number()
+        for _ in range(count):
+            self._uncommitted.popleft()
+        if self._ack_number() != before:
+            if now is not None:
+                self._now = max(self._now, now)
+            self._ack_pending = True
+            # what was held is news now: it waits for a frame to ride on from now, not from
+            # when the message arrived (that time went to the owner's journal)
+            delay = self.config.ack_delay if self.config.fast_recovery else 0.0
+            self._ack_due = self._now + delay
+
+    def _ack_number(self) -> int:
+        """What our frames acknowledge: everything received, or with :meth:`acknowledge_on_commit`
+        everything before the first item the owner has not committed."""
+        for seq in self._uncommitted:
+            if seq is not None:
+                return seq
+        return self._rx_expected
+
+    def _holding_acks(self) -> bool:
+        return any(seq is not None for seq in self._uncommitted)
+
+    def line_restored(self, now: float) -> None:
+        """The byte pipe under the link was made anew (a transport reconnected, a TCP line
+        cut and reopened): whatever was in flight on the old one is gone, and the timer has
+        backed off while nothing could get through. Resend what is unacknowledged at once,
+        owe the peer an acknowledgement, and (revision 1.2) ask it by a Nak for what it had
+        in flight to us. Each TCP cut of a bad line used to cost a backed-off timeout (about
+        0.4 s) on each side."""
+        self._now = max(self._now, now)
+        if self._state is not LinkState.UP:
+            self._next_hello = min(self._next_hello, now)  # host: say hello on the new line
+            return
+        self._rto = self._base_rto()
+        self._retries = 0
+        if self._unacked:
+            for outgoing in self._unacked:
+                if not outgoing.sacked:  # as for a Nak: no backoff, no round-trip sample
+                    outgoing.resend_at = now
+            self._rto_deadline = now + self._rto
+        self._ack_pending = True
+        self._ack_due = min(self._ack_due, now)
+        self._want_nak()
+        self._last_nak = None  # whatever was said before went down with the old line
 
     def acknowledge_now(self) -> None:
         """Let a pending acknowledgement go with the next :meth:`data_to_send` instead of
@@ -490,7 +571,8 @@ class Link:
         message with room in the window, or undelivered events).
         """
         config = self.config
-        if self._output or self._replies or (self._ack_pending and self._ack_due <= self._now):
+        ack_ready = self._ack_pending and not self._holding_acks()
+        if self._output or self._replies or (ack_ready and self._ack_due <= self._now):
             return self._now
         resend = min((out.resend_at for out in self._unacked), default=math.inf)
         if self._state is LinkState.UP and resend <= self._now:
@@ -502,11 +584,11 @@ class Link:
         deadlines = [self._last_rx + config.link_timeout, self._last_tx + config.heartbeat_interval]
         if self._rto_deadline is not None:
             deadlines.append(self._rto_deadline)
-        if self._nak_wanted:
+        if self._nak_wanted and not self._holding_acks():
             deadlines.append(self._now if self._nak_news() else max(self._now, self._next_nak))
         if resend < math.inf:
             deadlines.append(resend)
-        if self._ack_pending:
+        if ack_ready:
             deadlines.append(self._ack_due)
         return min(deadlines)
 
@@ -516,16 +598,14 @@ class Link:
         """A Nak, if damage was seen. One that says something new (another next expected,
         another frame buffered) goes at once; the same one again only after ``nak_holdoff``,
         so a very bad line cannot turn into a storm of them: a new Nak needs a new frame."""
-        if not (self._nak_wanted and self._peer_takes_nak):
+        if not (self._nak_wanted and self._peer_takes_nak) or self._holding_acks():
+            # While the owner has not committed a message, a Nak could not say we have it
+            # (its `ack` would name it as missing): it waits for the commit, a millisecond.
             return
-        received = 0
-        for offset in range(1, min(self.config.window, 65)):
-            if (self._rx_expected + offset) % SEQ_MODULO in self._rx_early:
-                received |= 1 << (offset - 1)
-        state = (self._rx_expected, received)
+        state = self._nak_state()
         if state == self._last_nak and now < self._next_nak:
             return
-        out.append(encode_frame(Nak(received), 0, self._rx_expected))
+        out.append(encode_frame(Nak(state[1]), 0, state[0]))
         self._nak_wanted = False
         self._last_nak = state
         self._next_nak = now + self.config.nak_holdoff
@@ -533,7 +613,7 @@ class Link:
 
     def _emit_data(self, now: float, out: list[bytes]) -> None:
         config = self.config
-        ack = self._rx_expected
+        ack = self._ack_number()
         for outgoing in self._unacked:  # what a Nak said is missing: at once, in order
             if outgoing.resend_at <= now:
                 outgoing.resend_at = math.inf
@@ -621,13 +701,53 @@ class Link:
                 outgoing.resend_at = min(outgoing.resend_at,
                                          max(now, outgoing.last_sent + holdoff))
 
+    def _hello_soon(self, now: float) -> None:
+        """Host, connecting, revision 1.2: the shoe is there (a damaged frame, or one sent
+        as if the link were up), so its answer to our hello was probably damaged. Say hello
+        again after ``nak_holdoff`` instead of ``hello_interval`` (a 40-byte DeviceInfo is
+        the frame a noisy line damages most; each loss cost half a second)."""
+        if self.role is Role.HOST and self.config.fast_recovery:
+            soon = max(now, self._handshake_sent_at + self.config.nak_holdoff)
+            self._next_hello = min(self._next_hello, soon)
+
+    def _handshake_sent(self, now: float) -> None:
+        self._handshake_sent_at = now
+        self._handshakes_out += 1
+
+    def _handshake_sample(self, now: float) -> None:
+        """The handshake's round trip as the first sample (as TCP takes its SYN's).
+
+        The peer's link answers it at once (a shoe's DeviceInfo answers a HostHello; a host's
+        LinkOptions goes as soon as its DeviceInfo arrives), so it measures the line, not the
+        peer's application. Without it the first sample would be the first message's, whose
+        acknowledgement a host holds until its journal has the record: a host still starting
+        up (replaying its journal) gave shoes a first sample of 70 ms, and RFC 6298's estimator
+        then keeps the timeout at hundreds of milliseconds for the next dozen frames. Taken
+        only when a single handshake frame is out (Karn: with two, which one was answered?).
+        """
+        if self.config.fast_recovery and self._handshakes_out == 1:
+            self._rtt.sample(now - self._handshake_sent_at)
+            if self._unacked and self._retries == 0 and self._rto_deadline is not None:
+                # the timer running was set from the initial guess: the line is known now
+                self._rto = self._base_rto()
+                self._rto_deadline = min(self._rto_deadline,
+                                         self._unacked[0].last_sent + self._rto)
+        self._handshakes_out = 2  # one sample per handshake
+
+    def _nak_state(self) -> tuple[int, int]:
+        """What a Nak would say: the next frame expected, and which after it are buffered."""
+        received = 0
+        for offset in range(1, min(self.config.window, 65)):
+            if (self._rx_expected + offset) % SEQ_MODULO in self._rx_early:
+                received |= 1 << (offset - 1)
+        return self._rx_expected, received
+
     def _nak_news(self) -> bool:
         """Whether a Nak now would say something the last one did not."""
-        if self._last_nak is None or self._last_nak[0] != self._rx_expected:
+        if self._last_nak is None:
             return True
-        return any((self._rx_expected + offset) % SEQ_MODULO in self._rx_early
-                   and not (self._last_nak[1] >> (offset - 1)) & 1
-                   for offset in range(1, min(self.config.window, 65)))
+        ack, received = self._nak_state()
+        return ack != self._last_nak[0] or bool(received & ~self._last_nak[1])
 
     def _ack_soon(self) -> None:
         """An acknowledgement is due: on the next frame out, or alone after ``ack_delay``."""
@@ -666,6 +786,10 @@ class Link:
                 self._on_peer_error(message, now)
             elif self.role is Role.SHOE:
                 self._notify(ErrorCode.NOT_CONNECTED, "no session: send HostHello", now)
+            else:
+                # The shoe talks as if the handshake were done: its DeviceInfo was lost.
+                self._missed_while_connecting |= reliable
+                self._hello_soon(now)
             return
         self._last_rx = now
         ack = frame.ack_number
@@ -712,8 +836,11 @@ class Link:
             if self.role is Role.SHOE:
                 self._peer_takes_nak = self.config.fast_recovery and bool(
                     item.features & LinkFeature.FAST_RECOVERY)
+                self._handshake_sample(self._now)
             return
         self._output.append(item)
+        if self._owner_commits:
+            self._uncommitted.append(self._rx_expected)  # called before it moves past item
         if not isinstance(item, ProtocolError):
             self.stats.delivered += 1
 
@@ -759,7 +886,7 @@ class Link:
             self._notify(ErrorCode.UNSUPPORTED_VERSION, detail, now)
             return
         self._adopt_peer(hello.session_id, hello, now)
-        self._replies.append(encode_frame(self._device_info))
+        self._replies.append(self._device_info_reply)
 
     def _on_device_info(self, info: DeviceInfo, now: float) -> None:
         if self.role is not Role.HOST:
@@ -779,12 +906,15 @@ class Link:
         if self._state is LinkState.UP and info.session_id == self._peer_session:
             self._last_rx = now  # a repeated answer to a repeated hello
             return
+        self._handshake_sample(now)
         self._adopt_peer(info.session_id, info, now)
 
     def _adopt_peer(self, peer_session: int, hello: DeviceInfo | HostHello, now: float) -> None:
         """Handshake completed with ``peer_session``: first contact, resumption or restart."""
         first_contact = self._peer_session is None
         resumed = peer_session == self._peer_session
+        if self.role is Role.HOST or not resumed:
+            self._handshakes_out = 0  # a new handshake: count the frames that start it
         if first_contact:
             self._peer_session = peer_session
             self._reset_sequences()
@@ -794,6 +924,11 @@ class Link:
         self._last_rx = now
         if not resumed:
             self._negotiate(hello)
+        if self._missed_while_connecting:
+            # what the shoe sent before we were up was dropped: ask for it now (a Nak, where
+            # the shoe takes them), not after its timeout, backed off while we were away
+            self._missed_while_connecting = False
+            self._want_nak()
         if self._state is not LinkState.UP:
             self._state = LinkState.UP
             self._output.append(LinkUp(peer_session, hello, resumed))
@@ -838,6 +973,9 @@ class Link:
         self._tx_next = start
         self._rx_expected = start
         self._rx_early.clear()
+        # The owner still commits what it was handed of the old session; it no longer holds
+        # back the new session's acknowledgements.
+        self._uncommitted = deque(None for _ in self._uncommitted)
         self._ack_pending = False
         self._ack_due = math.inf
         self._rto = self._base_rto()
@@ -847,6 +985,7 @@ class Link:
     def _go_down(self, now: float, reason: str) -> None:
         """Back to CONNECTING; sessions, sequence state and queues are kept for resumption."""
         self._state = LinkState.CONNECTING
+        self._handshakes_out = 0
         self._rto_deadline = None
         self._ack_pending = False
         self._ack_due = math.inf

@@ -78,13 +78,15 @@ class HostEndpoint:
     Items (messages and link events, in the link's order) come out of :meth:`take`. Each one
     the link acknowledges to the shoe (a message, a refused reliable frame) is *outstanding*
     from the moment the link produced it until the owner :meth:`commit` s after taking it;
-    :meth:`data_to_send` returns nothing while anything is outstanding.
+    nothing sent acknowledges an outstanding item (the link holds its acknowledgement back:
+    :meth:`Link.acknowledge_on_commit`), while the host's own frames keep going.
     """
 
     def __init__(self, link: Link) -> None:
         if link.role is not Role.HOST:
             raise ValueError("a HostEndpoint needs a HOST link")
         self.link = link
+        link.acknowledge_on_commit()
         self._items: deque[LinkOutput] = deque()
         self._outstanding = 0  # produced by the link, not committed by the owner yet
         self._taken = 0  # of those, handed to the owner by take()
@@ -104,27 +106,28 @@ class HostEndpoint:
             self._taken += 1
         return item
 
-    def commit(self) -> None:
+    def commit(self, now: float | None = None) -> None:
         """The owner has made every item taken so far durable."""
+        self.link.commit(self._taken, now)
         self._outstanding -= self._taken
         self._taken = 0
 
     @property
     def may_send(self) -> bool:
-        """Whether nothing delivered waits for the owner's commit (so acks may go out)."""
+        """Whether nothing delivered waits for the owner's commit (so every ack may go out)."""
         return self._outstanding == 0
 
     def send(self, message: Message, now: float) -> None:
         self.link.send(message, now)
 
     def data_to_send(self, now: float) -> bytes:
-        """Bytes to write now; empty while an item is outstanding."""
-        return self.link.data_to_send(now) if self.may_send else b""
+        """Bytes to write now; they acknowledge nothing outstanding."""
+        return self.link.data_to_send(now)
 
     def next_deadline(self) -> float | None:
-        """When to poll again at the latest (None while the owner holds an item: its commit
-        is what makes sending possible again)."""
-        return self.link.next_deadline() if self.may_send else None
+        """When to poll and send again at the latest (an acknowledgement held for the owner
+        is due only after its commit, which flushes)."""
+        return self.link.next_deadline()
 
     def _add(self, items: list[LinkOutput]) -> None:
         self._items.extend(items)
@@ -221,7 +224,7 @@ class ShoeConnection:
     def commit(self) -> None:
         """The owner has made every item handed out so far durable: acknowledge them."""
         with self._lock:
-            self._endpoint.commit()
+            self._endpoint.commit(self._clock())
             if not self._closed:
                 self._flush()
 
@@ -329,6 +332,8 @@ class ShoeConnection:
     def _on_transport_event(self, event: TransportEvent) -> None:
         self._log_transport_event(event)
         with self._ready:
+            if event.kind is TransportEventKind.RECONNECTED:
+                self._endpoint.link.line_restored(self._clock())
             self._transport_events.append(event)
             self._ready.notify_all()
 

@@ -177,6 +177,7 @@ class SerialTransport(Transport):
         # number would otherwise receive another file's bytes).
         with self._read_lock, self._write_lock:
             self._port = None
+            _close_socket_at_once(port)
             try:
                 port.close()
             except Exception:  # noqa: BLE001 - closing a vanished device may fail; it's gone
@@ -243,6 +244,25 @@ class SerialTransport(Transport):
         except (OSError, ValueError):
             # The fd was closed under us by close(): the next read reports it.
             pass
+
+
+def _close_socket_at_once(port: object) -> None:
+    """Close a ``socket://`` port's socket ourselves: pyserial's ``close()`` then sleeps 0.3 s
+    after it ("give the server some time"), which stalled the shoe's line for 0.3 s at every
+    reconnection of a flaky TCP line. Marking the port closed skips that sleep; nothing else
+    of pyserial's close is needed for a socket."""
+    sock = getattr(port, "_socket", None)
+    if sock is None:
+        return
+    import socket
+
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already disconnected by the peer
+        pass
+    sock.close()
+    port._socket = None  # type: ignore[attr-defined]
+    port.is_open = False  # type: ignore[attr-defined]
 
 
 def _disable_nagle(port: object) -> None:

@@ -8,6 +8,7 @@ storm of Naks; and every message still arrives exactly once, in order.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -216,3 +217,107 @@ def test_a_restarted_shoe_agrees_afresh() -> None:
         == 0x0BADF00D, 5.0)
     link_pair.run(0.1)
     assert not link_pair.host.link._peer_takes_nak
+
+
+# -- the handshake's round trip is the first sample (8.3) --------------------------------------
+
+def frames_of(data: bytes) -> list[object]:
+    return [frame.message for frame in FrameDecoder().feed(data)]
+
+
+def test_the_host_takes_its_first_round_trip_from_the_handshake() -> None:
+    """HostHello -> DeviceInfo is answered by the shoe's link: a round trip of the line. Its
+    first message's acknowledgement would also measure the shoe's application."""
+    host = Link(Role.HOST, NEW, HOST_SESSION)
+    assert frames_of(host.data_to_send(0.0)) == [HostHello(1, HOST_SESSION)]
+    info = DeviceInfo.from_identity(TEST_IDENTITY, SHOE_SESSION)
+    host.receive(encode_frame(dataclasses.replace(
+        info, capabilities=info.capabilities | Capability.FAST_RECOVERY)), 0.005)
+    assert host.is_up and host._rtt.samples == 1 and host._rtt.srtt == pytest.approx(0.005)
+    assert host._base_rto() == pytest.approx(0.005 + 4 * 0.0025)  # not the initial 0.25 s
+
+
+def test_two_hellos_out_give_no_sample() -> None:
+    """Karn's rule for the handshake: which hello did the DeviceInfo answer?"""
+    host = Link(Role.HOST, NEW, HOST_SESSION)
+    host.data_to_send(0.0)
+    host.data_to_send(NEW.hello_interval)  # the first one went unanswered: a second hello
+    host.receive(encode_frame(DeviceInfo.from_identity(TEST_IDENTITY, SHOE_SESSION)), 0.6)
+    assert host.is_up and host._rtt.samples == 0
+
+
+def test_the_shoe_takes_its_first_round_trip_from_the_hosts_link_options() -> None:
+    """DeviceInfo -> LinkOptions: the host's link answers the handshake at once. The shoe's
+    first message (sent with its DeviceInfo) is acknowledged only once the host's journal has
+    it: a host still starting up made that first sample 70 ms, and the timeout stayed at
+    hundreds of milliseconds for a dozen frames after it."""
+    shoe = Link(Role.SHOE, NEW, SHOE_SESSION, TEST_IDENTITY)
+    shoe.receive(encode_frame(HostHello(1, HOST_SESSION)), 0.0)
+    shoe.send(card(1), 0.0)
+    sent = frames_of(shoe.data_to_send(0.0))
+    assert isinstance(sent[0], DeviceInfo) and sent[1] == card(1)
+    assert shoe._base_rto() == NEW.retransmit_timeout  # nothing measured yet
+    first = initial_sequence(SHOE_SESSION, HOST_SESSION)
+    options = encode_frame(LinkOptions(1), first, first, reliable=True)  # no ack for the card
+    shoe.receive(options, 0.004)
+    assert shoe._rtt.samples == 1 and shoe._rtt.srtt == pytest.approx(0.004)
+    # the card's timer, armed with the initial 0.25 s, now runs on the measured timeout
+    assert shoe._rto_deadline == pytest.approx(0.0 + 0.004 + 4 * 0.002)
+    assert [m for m in frames_of(shoe.data_to_send(0.013)) if m == card(1)] == [card(1)]
+
+
+# -- a damaged handshake costs a few milliseconds, not a hello interval ------------------------
+
+def fast_shoe_info() -> DeviceInfo:
+    info = DeviceInfo.from_identity(TEST_IDENTITY, SHOE_SESSION)
+    return dataclasses.replace(info, capabilities=info.capabilities | Capability.FAST_RECOVERY)
+
+
+@pytest.mark.parametrize(("config", "next_hello"), [(NEW, 0.01), (OLD, 0.5)],
+                         ids=["revision-1.2", "revision-1.0"])
+def test_a_host_that_hears_damage_while_connecting_says_hello_again_soon(
+        config: LinkConfig, next_hello: float) -> None:
+    """The shoe's DeviceInfo (about 40 bytes) is the frame a noisy line damages most; waiting
+    for the next hello cost half a second each time."""
+    host = Link(Role.HOST, config, HOST_SESSION)
+    host.data_to_send(0.0)
+    damaged = bytearray(encode_frame(fast_shoe_info()))
+    damaged[5] ^= 0x40
+    host.receive(bytes(damaged), 0.01)
+    assert not host.is_up and host.stats.hellos_sent == 1
+    assert host.next_deadline() == pytest.approx(next_hello)
+    assert frames_of(host.data_to_send(next_hello)) == [HostHello(1, HOST_SESSION)]
+
+
+def test_what_the_shoe_sent_before_the_host_was_up_is_asked_for_at_once() -> None:
+    """The shoe came up on our hello and sent its first message with its DeviceInfo; the
+    DeviceInfo was lost, so the host dropped the message. Once up, the host asks for it (a
+    Nak right after its LinkOptions) instead of leaving it to the shoe's backed-off timer."""
+    host = Link(Role.HOST, NEW, HOST_SESSION)
+    host.data_to_send(0.0)
+    first = initial_sequence(HOST_SESSION, SHOE_SESSION)
+    host.receive(encode_frame(card(1), first, first, reliable=True), 0.003)  # not up: dropped
+    assert host.stats.ignored == 1 and host.next_deadline() == pytest.approx(0.004)
+    assert frames_of(host.data_to_send(0.004)) == [HostHello(1, HOST_SESSION)]
+    host.receive(encode_frame(fast_shoe_info()), 0.008)
+    sent = [f for f in FrameDecoder().feed(host.data_to_send(0.008))]
+    assert [type(f.message) for f in sent] == [Nak, LinkOptions]
+    assert sent[0].ack_number == first  # "send me everything from your first frame on"
+
+
+def test_a_line_made_anew_resends_at_once_and_asks_for_what_was_in_flight() -> None:
+    """A TCP line cut and reopened: the frames in flight are gone and the timer backed off
+    while nothing got through (each cut of a bad line cost about 0.4 s per side)."""
+    link_pair = pair()
+    host = link_pair.host.link
+    host.send(SetExitLock(True), link_pair.now)
+    start = link_pair.now
+    host.data_to_send(start)  # lost with the old line
+    for step in range(1, 5):  # retransmissions into the dead line: the timer backs off
+        host.data_to_send(host._rto_deadline or start)
+    assert host._rto > NEW.retransmit_timeout_min * 8
+    now = (host._rto_deadline or start) - host._rto / 2
+    host.line_restored(now)
+    sent = [f for f in FrameDecoder().feed(host.data_to_send(now))]
+    assert [type(f.message) for f in sent] == [Nak, SetExitLock]  # ask, and resend, at once
+    assert host._rto == host._base_rto()

@@ -6,7 +6,14 @@ from firmware_protocol.cobs import cobs_encode
 from firmware_protocol.codec import HEADER, Frame, FrameDecoder, encode_frame
 from firmware_protocol.crc import crc32
 from firmware_protocol.link import Link, LinkConfig, LinkUp, ProtocolError, Role, initial_sequence
-from firmware_protocol.messages import Ack, CardDrawn, DeviceInfo, MessageType, Sensor
+from firmware_protocol.messages import (
+    Ack,
+    CardDrawn,
+    DeviceInfo,
+    MessageType,
+    Sensor,
+    SetExitLock,
+)
 from firmware_protocol.testing import TEST_IDENTITY
 from shoe_controller.device import HostEndpoint
 
@@ -43,16 +50,34 @@ def test_a_refused_card_comes_out_before_the_card_after_it_and_is_acknowledged_l
     endpoint.receive(unreadable(ISN) + encode_frame(card(2), ISN + 1, reliable=True), 0.1)
     first = endpoint.take()
     assert isinstance(first, ProtocolError) and first.seq == ISN
-    assert endpoint.data_to_send(0.1) == b""  # the refusal is not journalled yet
+    # The refusal is answered at once (an ErrorReport, which acknowledges nothing); nothing
+    # acknowledges it before it is journalled.
+    assert acks(endpoint.data_to_send(0.1)) == []
     endpoint.commit()
     second = endpoint.take()
     assert second == card(2)
-    assert endpoint.data_to_send(0.1) == b""  # nor is card 2
+    assert acks(endpoint.data_to_send(0.2)) == []  # nor card 2, which is not journalled yet
     endpoint.commit()
-    # The refusal is answered at once (an ErrorReport, which acknowledges nothing); the
-    # acknowledgement waits up to ack_delay for a frame to ride on, and none comes.
-    assert acks(endpoint.data_to_send(0.1)) == []
-    assert acks(endpoint.data_to_send(0.1 + LinkConfig().ack_delay)) == [ISN + 2]
+    # the acknowledgement waits up to ack_delay for a frame to ride on, and none comes
+    assert acks(endpoint.data_to_send(0.2)) == []
+    assert acks(endpoint.data_to_send(0.2 + LinkConfig().ack_delay)) == [ISN + 2]
+
+
+def test_the_hosts_own_frames_go_while_a_card_waits_and_acknowledge_only_what_is_journalled(
+) -> None:
+    """A host busy journalling (or still starting up) used to send nothing at all: its link
+    options, Naks and commands waited, and the shoe measured the host's start-up as a round
+    trip of the line."""
+    endpoint = connected()
+    endpoint.receive(encode_frame(card(1), ISN, reliable=True), 0.1)
+    assert endpoint.take() == card(1) and not endpoint.may_send
+    endpoint.send(SetExitLock(True), 0.1)
+    (sent,) = [f for f in FrameDecoder().feed(endpoint.data_to_send(0.1)) if isinstance(f, Frame)]
+    assert sent.message == SetExitLock(True)
+    assert sent.ack_number == ISN  # card 1 (ISN) is not acknowledged
+    assert endpoint.next_deadline() != 0.1  # no acknowledgement due: no busy loop
+    endpoint.commit()
+    assert acks(endpoint.data_to_send(0.1 + LinkConfig().ack_delay)) == [ISN + 1]
 
 
 def test_link_events_need_no_commit() -> None:
