@@ -130,8 +130,11 @@ def read_shoe_file(path: str | Path) -> list[Card]:
         # bytes.decode, not read_text: the incremental utf-8-sig decoder behind read_text
         # silently drops a file's last bytes when they are a partial byte-order mark (b"\xef").
         text = Path(path).read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ShoeFileError(f"{path}: cannot read shoe file: {exc}") from exc
+    except OSError as exc:
+        raise ShoeFileError(f"{path}: cannot read shoe file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ShoeFileError(f"{path}: cannot read shoe file: not UTF-8 text ({exc.reason} at "
+                            f"byte {exc.start})") from exc
     return parse_shoe(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))
 
 

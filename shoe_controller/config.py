@@ -9,7 +9,7 @@ What is validated here is what is built later: the link's timings are checked by
 
 Supervisor PINs are stored only as salted PBKDF2 hashes
 (``pbkdf2_sha256$<iterations>$<salt hex>$<hash hex>``) of at least :data:`MIN_PIN_DIGITS`
-digits; make one with ``python -m shoe_controller.config hash-pin``. Supervisor ids must not be
+digits; make one with ``shoe hash-pin``. Supervisor ids must not be
 one of :data:`RESERVED_ACTORS`, the names the controller journals its own actions under. See
 docs/config.md for every key.
 """
@@ -431,8 +431,8 @@ def _supervisors(value: Any) -> Mapping[str, str]:
                 else f"not a valid {PIN_SCHEME}$<iterations>$<salt hex>$<hash hex> value"
             )
             reasons.append(
-                f"{where}: {reason}; make a hash with `python -m shoe_controller.config "
-                "hash-pin` and paste its output here"
+                f"{where}: {reason}; make a hash with `shoe hash-pin` and paste its "
+                "output here"
             )
         elif int(match.group(1)) < MIN_PIN_ITERATIONS:
             reasons.append(

@@ -11,7 +11,6 @@ from shoe_controller.cli import build_parser, iter_parsers
 from shoe_controller.cli_reference import commands, readme_block
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-OWNED_ELSEWHERE = {"shoe run"}  # its options are being reworked in shoe_controller/commands/run.py
 
 
 def test_readme_command_reference_is_the_help() -> None:
@@ -34,16 +33,7 @@ def _leaf_ids() -> list[str]:
     return [name for name, _, _ in commands()]
 
 
-def _marks(name: str) -> list[pytest.MarkDecorator]:
-    if name in OWNED_ELSEWHERE:
-        return [pytest.mark.xfail(strict=True, reason="shoe run: --log-level has no help and "
-                                  "metavars are argparse's (PROFILE, JOURNAL): run.py is "
-                                  "another engineer's file")]
-    return []
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=_marks(n)) for n in _leaf_ids()])
+@pytest.mark.parametrize("name", _leaf_ids())
 def test_every_option_is_explained(name: str) -> None:
     """Help on every option and argument; metavars are words, never argparse's upper-cased
     dest (``--profile PROFILE``, ``--journal JOURNAL``): ``NAME``, ``FILE``, ``SECONDS``..."""

@@ -30,26 +30,33 @@ log = logging.getLogger("shoe_controller.run")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", help="shoe URL: /dev/ttyUSB0, socket://HOST:PORT, "
+    parser.add_argument("--device", metavar="URL", help="shoe URL: /dev/ttyUSB0, socket://HOST:PORT, "
                         "hwgrep://VID:PID, usb://VID:PID[/SERIAL], ...")
-    parser.add_argument("--profile", help="table profile name or TOML file (see shoe odds)")
-    parser.add_argument("--journal", type=Path, help="SQLite journal file (created if absent)")
-    parser.add_argument("--config", type=Path, help="TOML config file (docs/config.md); "
-                        "command-line options override it")
-    parser.add_argument("--betting-seconds", type=float, help="own betting window (0 allowed)")
-    parser.add_argument("--shoes", type=int, help="exit after N finished shoes")
+    parser.add_argument("--profile", metavar="NAME", help="table profile name or TOML file "
+                        "(see shoe odds)")
+    parser.add_argument("--journal", type=Path, metavar="FILE",
+                        help="SQLite journal file (created if absent; its directory must exist)")
+    parser.add_argument("--config", type=Path, metavar="FILE", help="TOML config file "
+                        "(docs/config.md); command-line options override it")
+    parser.add_argument("--betting-seconds", type=float, metavar="SECONDS",
+                        help="own betting window when no table system drives it; 0 allowed "
+                        "(default: 15)")
+    parser.add_argument("--shoes", type=int, metavar="N",
+                        help="exit after N finished shoes (default: run until stopped)")
     parser.add_argument("--log-json", action="store_true", default=None,
                         help="logs as one JSON object a line on stderr")
-    parser.add_argument("--log-level", choices=LOG_LEVELS)
+    parser.add_argument("--log-level", choices=LOG_LEVELS,
+                        help="least severe log lines shown on stderr (default: info)")
     parser.add_argument("--durability", choices=DURABILITIES,
-                        help="journal fsync policy (full: fsync every record; default)")
-    parser.add_argument("--journal-key-file", type=Path,
+                        help="journal fsync policy: full fsyncs every record before it has "
+                        "effect (default: full)")
+    parser.add_argument("--journal-key-file", type=Path, metavar="FILE",
                         help="file holding the journal's HMAC key: a new journal is created "
                         "keyed, an existing keyed one needs it (docs/journal.md)")
     parser.add_argument("--quiet", action="store_true", help="no prompts on stdout")
-    parser.add_argument("--table-url", help="the table system: ws://HOST:PORT/PATH or wss://...")
-    parser.add_argument("--table-token", help="token the controller authenticates with")
-    parser.add_argument("--table-key-file", type=Path,
+    parser.add_argument("--table-url", metavar="URL", help="the table system: ws://HOST:PORT/PATH or wss://...")
+    parser.add_argument("--table-token", metavar="TOKEN", help="token the controller authenticates with")
+    parser.add_argument("--table-key-file", type=Path, metavar="FILE",
                         help="file holding the HMAC key shared with the table system")
     parser.add_argument("--table-down-policy", choices=TABLE_DOWN_POLICIES,
                         help="while the table system is unreachable: keep dealing on the own "
@@ -59,8 +66,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_http_options(parser)
     parser.add_argument("--camera", metavar="SOURCE",
                         help="camera fallback for misread cards: camera index, video file or URL")
-    parser.add_argument("--deck", help="enrolled deck the camera reads (shoe vision enroll)")
-    parser.add_argument("--models", help="folder of enrolled decks (docs/vision.md)")
+    parser.add_argument("--deck", metavar="NAME", help="enrolled deck the camera reads (shoe vision enroll)")
+    parser.add_argument("--models", metavar="DIR", help="folder of enrolled decks (docs/vision.md)")
     parser.add_argument("--camera-cross-check", action="store_true",
                         help="also read every scanned card with the camera and compare")
 

@@ -100,7 +100,8 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     needs the index); neither holds records, and a writer uses them as they are.
     """
     if not path.is_file():
-        raise JournalError(f"{path}: no such journal file")
+        what = "is a directory, not a journal file" if path.is_dir() else "no such journal file"
+        raise JournalError(f"{path}: {what}")
     uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)

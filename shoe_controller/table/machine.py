@@ -901,7 +901,9 @@ class Table:
             return (f"shoe {self.device_serial or '?'} is connected, not "
                     f"{self.shoe_device or '?'}: reconnect it or end the shoe")
         if self.pending is not None and self.pending.reason in _UNREAD:
-            return (f"card {self.pending.counter} was not read: enter it, or void the round")
+            # named as the dealer counts (the display's remedy says the same), counter too
+            return (f"{self._due_name(self.pending.due)} (card {self.pending.counter} out of "
+                    "the shoe) was not read: enter it, or void the round")
         return ""
 
     def _clear_latches(self, supervisor: str, *, keep_conditions: bool) -> None:

@@ -167,7 +167,9 @@ class Login(BaseModel):
 class Action(Login):
     action: str = Field(description="clear, void_round, enter_card or end_shoe")
     card: str | None = Field(default=None, description="for enter_card: a card code, e.g. QS")
-    reason: str = Field(default="", max_length=200)
+    reason: str = Field(default="", max_length=200, description="why: required (not blank) "
+                        "for void_round, journalled with it; a void without one is refused "
+                        "with HTTP 400")
 
 
 class Accepted(BaseModel):

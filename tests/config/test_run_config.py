@@ -196,7 +196,7 @@ def test_plain_text_pins_are_refused_with_how_to_hash(tmp_path: Path) -> None:
     path = write(tmp_path, VALID.replace(f'alice = "{ALICE}"', 'alice = "4711"\nbob = 1234'))
     problems = problems_of(path)
     assert problems[0].startswith(f"{path}: supervisors.alice: looks like a plain-text PIN")
-    assert "python -m shoe_controller.config hash-pin" in problems[0]
+    assert "shoe hash-pin" in problems[0]
     assert problems[1].startswith(f"{path}: supervisors.bob: must be a PIN hash string")
 
 

@@ -229,6 +229,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "table_url": st.sampled_from(["ws://h:1/t", "wss://games.example.com/t", "wss://", "http://x"]),
     "table_token": st.sampled_from(["t7-3f9c2a61d0b4", "short", ""]),
     "table_key_file": paths,
+    "journal_key_file": paths,
     "table_ca_file": paths,
     "table_down_policy": st.sampled_from([*TABLE_DOWN_POLICIES, "Keep-Dealing", "panic"]),
 }
@@ -278,7 +279,8 @@ def check_run_config(path: Path) -> None:
     for name in config.supervisors:
         assert _SUPERVISOR_ID.fullmatch(name), name
         assert actor_key(name) not in reserved, name
-    for value in (config.journal, config.table_key_file, config.table_ca_file):
+    for value in (config.journal, config.table_key_file, config.table_ca_file,
+                  config.journal_key_file):
         assert value is None or "\x00" not in str(value)
     for value in (
         config.device,

@@ -192,13 +192,14 @@ def test_misread_card_and_a_refused_clear(tmp_path: Path, page: Page, artifacts:
         message = page.get_by_test_id("panel-message")
         expect(message.locator(".headline")).to_have_text("REFUSED: Clear error")
         expect(message.locator(".why")).to_have_text(
-            "The table refused it: cannot clear yet: card 3 was not read: enter it, or void "
-            "the round")
+            "The table refused it: cannot clear yet: Player's 1st card (card 3 out of the "
+            "shoe) was not read: enter it, or void the round")
         expect(message).to_have_attribute("data-kind", "bad")
         expect(message).to_have_css("color", "rgb(255, 107, 107)")
         log = page.get_by_test_id("sup-log")
         expect(log).to_contain_text(
-            "alice: Clear refused: card 3 was not read: enter it, or void the round")
+            "alice: Clear refused: Player's 1st card (card 3 out of the shoe) was not read: "
+            "enter it, or void the round")
         expect(log).not_to_contain_text("clear_refused")
         shot(page, artifacts, "12-panel-refused")
 

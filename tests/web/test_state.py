@@ -69,7 +69,8 @@ def test_the_supervisor_log_says_what_happened_in_words() -> None:
     """Reported: the panel's log showed raw ids like ``clear_refused``."""
     events = [{"type": "shoe_loaded", "shoe": 1}, *round_events(1)[:3],
               {"type": "clear_refused", "supervisor": "alice",
-               "reason": "card 3 was not read: enter it, or void the round"},
+               "reason": "Player's 1st card (card 3 out of the shoe) was not read: enter it, "
+                         "or void the round"},
               {"type": "irregularity_cleared", "kind": "misread", "supervisor": "alice",
                "round": 1, "card": "QS", "source": "supervisor"},
               {"type": "irregularity_cleared", "kind": "lid_opened", "supervisor": "bob",
@@ -78,7 +79,8 @@ def test_the_supervisor_log_says_what_happened_in_words() -> None:
               {"type": "shoe_finished", "shoe": 1, "supervisor": "bob", "early": True}]
     texts = [entry["text"] for entry in history_with(events).supervisor_log]
     assert texts == [
-        "Clear refused: card 3 was not read: enter it, or void the round",
+        ("Clear refused: Player's 1st card (card 3 out of the shoe) was not read: enter it, "
+         "or void the round"),
         f"Cleared: {Irregularity.MISREAD.prompt} (card entered by hand: QS)",
         f"Cleared: {Irregularity.LID_OPENED.prompt}",
         "Cleared: something new",

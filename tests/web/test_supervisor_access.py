@@ -116,7 +116,8 @@ def test_the_action_answer_is_the_tables_decision(tmp_path: Path) -> None:
         assert status == 409
         assert body["status"] == "journalled" and body["accepted"] is False
         assert body["message"] == (
-            "cannot clear yet: card 3 was not read: enter it, or void the round")
+            "cannot clear yet: Player's 1st card (card 3 out of the shoe) was not read: "
+            "enter it, or void the round")
         assert body["record"] is not None and body["api_version"] == 2
         assert table.controller.table.alarm == "latched"
         status, body = table.post("/api/supervisor/action", {
