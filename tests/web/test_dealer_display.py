@@ -212,8 +212,9 @@ def test_the_panel_says_when_the_table_refuses_an_action(tmp_path: Path, page: P
         page.get_by_test_id("act-clear").click()
         message = page.get_by_test_id("panel-message")
         expect(message).to_have_text(
-            "REFUSED: Clear error The table refused it: cannot clear yet: card 3 was not "
-            "read: enter it, or void the round Journalled as tried by alice.")
+            "REFUSED: Clear error The table refused it: cannot clear yet: Player's 1st card "
+            "(card 3 out of the shoe) was not read: enter it, or void the round Journalled as "
+            "tried by alice.")
         expect(message).to_have_attribute("data-kind", "bad")
         expect(message).to_have_css("color", "rgb(255, 107, 107)")
         page.screenshot(path=str(artifacts / "panel-refused.png"))

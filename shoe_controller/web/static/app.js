@@ -187,7 +187,8 @@ function renderRound(round, previous, view, stats) {
   const label = last ? el("span", { className: "label", textContent: `Round ${shown.round} result` }) : null;
   if (shown && shown.void) {
     banner.hidden = false; banner.className = "banner void" + (last ? " last" : "");
-    banner.replaceChildren(...[label, el("span", { className: "phrase", textContent: `Round ${shown.round} voided` })].filter(Boolean));
+    // the phrase names the round already: no "Round N result" label over "Round N voided"
+    banner.replaceChildren(el("span", { className: "phrase", textContent: `Round ${shown.round} voided` }));
   } else if (shown && shown.result) {
     banner.hidden = false; banner.className = "banner " + shown.result.outcome + (last ? " last" : "");
     const parts = phrases(resultText(shown.result));
