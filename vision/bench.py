@@ -2,13 +2,19 @@
 
 :func:`measure` gives what ``shoe vision bench`` prints: accuracy (cards read right over all
 frames), precision of accepted reads (right over accepted), decline rate and the time per
-frame (p50, p95) of the whole pipeline, detection included.
+frame (p50, p95) of the whole pipeline, detection included; per session (:func:`session_of`)
+and the most frequent confusions.
+
+:func:`holdout_bench` measures a folder of photographs of one deck on its own: a seeded draw
+(:func:`draw_enrolment`) picks N photos per card to enrol from, every other photo is read.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +27,7 @@ from vision.capture import read_image
 from vision.detect import detect
 from vision.model import DeckModel, VisionModelError, enroll
 from vision.recognise import Recogniser
+from vision.roi import Roi, crop
 
 
 def read_labels(folder: Path) -> list[tuple[Path, Card]]:
@@ -48,18 +55,80 @@ def read_labels(folder: Path) -> list[tuple[Path, Card]]:
     return items
 
 
-def enroll_folder(name: str, folder: Path) -> tuple[DeckModel, list[str]]:
-    """Enrol a deck from a labelled folder; returns the model and the frames skipped because
-    no card was found in them (named, so the operator can retake them)."""
+def session_of(path: Path, card: Card, column: str | None = None) -> str:
+    """The capture session of a labelled frame: ``column`` (labels.csv's ``session``) when
+    given, else what the file name says after the card and is not a frame number
+    (``AH_s1_04.jpg`` -> ``s1``, ``AS_b.png`` -> ``b``, ``AS_01.jpg`` -> no session)."""
+    if column:
+        return column
+    parts = path.stem.split("_")
+    if parts and parts[0].upper() == card.code:
+        parts = parts[1:]
+    return "_".join(part for part in parts if part and not part.isdigit())
+
+
+def read_sessions(folder: Path) -> dict[str, str]:
+    """File name -> session, for every frame of a labelled folder (:func:`session_of`)."""
+    with (folder / "labels.csv").open(newline="") as handle:
+        column = {(row.get("file") or "").strip(): (row.get("session") or "").strip()
+                  for row in csv.DictReader(handle)}
+    return {path.name: session_of(path, card, column.get(path.name))
+            for path, card in read_labels(folder)}
+
+
+def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None = None
+                 ) -> tuple[DeckModel, list[str]]:
+    """Enrol a deck from labelled frames; returns the model and the frames skipped because
+    no card was found in them (named, so the operator can retake them). With ``roi`` (a
+    fixed camera) the frames are not searched for a card: the region is the index corner."""
+    samples, skipped = enrolment_samples(items, roi)
+    return enroll(name, samples, roi=roi), skipped
+
+
+def enrolment_samples(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
+                      ) -> tuple[list[tuple[np.ndarray, Card]], list[str]]:
+    """The images :func:`vision.model.enroll` learns from: each frame's rectified card (or
+    its region, ``roi``), and the names of frames where no card was found."""
     samples: list[tuple[np.ndarray, Card]] = []
     skipped: list[str] = []
-    for path, card in read_labels(folder):
-        found = detect(read_image(path))
+    for path, card in items:
+        frame = read_image(path)
+        if roi is not None:
+            samples.append((crop(frame, roi), card))
+            continue
+        found = detect(frame)
         if found is None:
             skipped.append(path.name)
         else:
             samples.append((found.card, card))
-    return enroll(name, samples), skipped
+    return samples, skipped
+
+
+def enroll_folder(name: str, folder: Path, roi: Roi | None = None
+                  ) -> tuple[DeckModel, list[str]]:
+    """:func:`enroll_items` on every frame of a labelled folder."""
+    return enroll_items(name, read_labels(folder), roi)
+
+
+def draw_enrolment(items: Sequence[tuple[Path, Card]], per_card: int, seed: int
+                   ) -> tuple[list[tuple[Path, Card]], list[tuple[Path, Card]]]:
+    """A seeded draw of ``per_card`` frames of each card to enrol from; the rest to test.
+    Frames are drawn from each card's frames in file-name order (the same draw for the same
+    folder and seed, whatever the order of labels.csv); a card with no more than
+    ``per_card`` frames is enrolled from all of them and has none to test."""
+    rng = np.random.default_rng(seed)
+    by_card: dict[Card, list[Path]] = {}
+    for path, card in items:
+        by_card.setdefault(card, []).append(path)
+    enrol: list[tuple[Path, Card]] = []
+    test: list[tuple[Path, Card]] = []
+    for card in sorted(by_card, key=lambda card: (int(card.suit), card.rank)):
+        paths = sorted(by_card[card], key=lambda path: path.name)
+        chosen = set(rng.choice(len(paths), size=min(per_card, len(paths)),
+                                replace=False).tolist())
+        for index, path in enumerate(paths):
+            (enrol if index in chosen else test).append((path, card))
+    return enrol, test
 
 
 @dataclass
@@ -70,6 +139,26 @@ class BenchResult:
     declined: int = 0
     seconds: list[float] = field(default_factory=list)
     mistakes: list[str] = field(default_factory=list)
+    confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(true card, card taken) of every wrong accepted read."""
+    declined_as: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(true card, best guess) of every declined read whose best guess was another card."""
+    sessions: dict[str, BenchResult] = field(default_factory=dict)
+
+    def add(self, truth: Card, read: Any, name: str) -> None:
+        """Count one read (a :class:`vision.recognise.Recognition`) of a ``truth`` frame."""
+        self.frames += 1
+        self.seconds.append(read.seconds)
+        if read.card is None:
+            self.declined += 1
+            if read.best_guess is not None and read.best_guess != truth:
+                self.declined_as[(truth.code, read.best_guess.code)] += 1
+        elif read.card == truth:
+            self.right += 1
+        else:
+            self.wrong += 1
+            self.confusions[(truth.code, read.card.code)] += 1
+            self.mistakes.append(f"{name}: {truth.code} read as {read.card.code}")
 
     @property
     def accuracy(self) -> float:
@@ -90,24 +179,72 @@ class BenchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"frames": self.frames, "accuracy": self.accuracy, "precision": self.precision,
                 "decline_rate": self.decline_rate, "p50_ms": self.percentile_ms(50),
-                "p95_ms": self.percentile_ms(95), "wrong": self.wrong,
-                "mistakes": self.mistakes}
+                "p95_ms": self.percentile_ms(95), "right": self.right, "wrong": self.wrong,
+                "declined": self.declined, "mistakes": self.mistakes,
+                "confusions": [{"card": truth, "read_as": read, "count": count}
+                               for (truth, read), count in self.confusions.most_common()],
+                "declined_best_guesses": [
+                    {"card": truth, "best_guess": guess, "count": count}
+                    for (truth, guess), count in self.declined_as.most_common(10)],
+                "sessions": {name: {key: value for key, value in result.to_dict().items()
+                                    if key not in ("mistakes", "confusions", "sessions",
+                                                   "declined_best_guesses")}
+                             for name, result in sorted(self.sessions.items())}}
 
 
-def measure(recogniser: Recogniser, items: Iterable[tuple[np.ndarray | Path, Card]]
-            ) -> BenchResult:
+def measure(recogniser: Recogniser, items: Iterable[tuple[np.ndarray | Path, Card]],
+            sessions: dict[str, str] | None = None) -> BenchResult:
+    """Read every frame; ``sessions`` (file name -> session) also counts each session apart
+    (frames given as arrays, or not named there, count in the total only)."""
     result = BenchResult()
     for frame, card in items:
         image = read_image(frame) if isinstance(frame, Path) else frame
         read = recogniser.recognise(image)
-        result.frames += 1
-        result.seconds.append(read.seconds)
-        if read.card is None:
-            result.declined += 1
-        elif read.card == card:
-            result.right += 1
-        else:
-            result.wrong += 1
-            name = frame.name if isinstance(frame, Path) else f"frame {result.frames}"
-            result.mistakes.append(f"{name}: {card.code} read as {read.card.code}")
+        name = frame.name if isinstance(frame, Path) else f"frame {result.frames + 1}"
+        result.add(card, read, name)
+        session = (sessions or {}).get(name, "")
+        if session:
+            result.sessions.setdefault(session, BenchResult()).add(card, read, name)
     return result
+
+
+@dataclass
+class HoldoutResult:
+    """What :func:`holdout_bench` measured, and on which frames."""
+
+    result: BenchResult
+    model: DeckModel | None
+    enrolled: list[str]
+    skipped: list[str]
+    not_enrolled: list[str]  # cards left out: fewer than 2 enrolment frames had a card found
+    enrol_seconds: float
+    per_card: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"per_card": self.per_card, "seed": self.seed,
+                "enrol_seconds": round(self.enrol_seconds, 2),
+                "enrolled_frames": self.enrolled, "skipped": self.skipped,
+                "cards_not_enrolled": self.not_enrolled, **self.result.to_dict()}
+
+
+def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None,
+                  name: str = "holdout") -> HoldoutResult:
+    """Enrol from ``per_card`` photos of each card (seeded draw) and read every other photo
+    of the folder. Cards with fewer than 2 enrolment frames where a card was found are left
+    out of the enrolment (and named); their other photos are still read, and count."""
+    items = read_labels(folder)
+    enrol_items, test_items = draw_enrolment(items, per_card, seed)
+    start = time.process_time()
+    samples, skipped = enrolment_samples(enrol_items, roi)
+    counts = Counter(card for _, card in samples)
+    left_out = sorted({card.code for _, card in enrol_items if counts[card] < 2})
+    kept = [(image, card) for image, card in samples if counts[card] >= 2]
+    model = enroll(name, kept, roi=roi) if len({card for _, card in kept}) >= 2 else None
+    enrol_seconds = time.process_time() - start
+    if model is None:
+        result = BenchResult(frames=len(test_items), declined=len(test_items))
+    else:
+        result = measure(Recogniser(model), test_items, read_sessions(folder))
+    return HoldoutResult(result, model, [path.name for path, _ in enrol_items], skipped,
+                         left_out, enrol_seconds, per_card, seed)

@@ -22,6 +22,10 @@ then the sum of its whole-index distance, its rank glyph's distance to the neare
 that rank (any suit) and its suit glyph's distance to the nearest frame of that suit (any
 rank), so a rank is learnt from four times the frames and a suit from thirteen times.
 
+A deck enrolled with a region of interest (``roi``, :mod:`vision.roi`: a fixed camera) has
+layout ``roi``: its frames are not searched for a card, the region is read as the index, as it
+lies, and its rows are each enrolment region plus jittered copies.
+
 Models are saved one file per deck (``NAME.npz``) in :func:`models_dir`.
 """
 
@@ -50,8 +54,22 @@ from vision.corner import (
 )
 from vision.glyphs import locate_index
 from vision.orientation import upright
+from vision.roi import (
+    FOLDS,
+    ROI_LAYOUT,
+    Roi,
+    RoiError,
+    check_roi,
+    fit_linear,
+    jittered,
+    roi_features,
+    with_bias,
+)
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
+"""5: the region of interest (``roi``, null unless the deck is read in a fixed region).
+Format 4 models (no region) still load."""
+READABLE_FORMATS = (4, 5)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -112,6 +130,28 @@ class DeckModel:
     rank_vectors: np.ndarray | None = None  # (N, R), same rows as ``vectors``
     suit_vectors: np.ndarray | None = None  # (N, S)
     both_ways: bool = False  # rows hold each frame both ways up (a point-symmetric deck)
+    roi: Roi | None = None  # a fixed camera's region: frames are read there, no card found
+    weights: np.ndarray | None = None  # (D + 1, 52) linear classifier of a ``roi`` deck
+
+    def read(self, frame: np.ndarray) -> Match:
+        """The card in a fixed camera's frame (``roi`` models only)."""
+        assert self.roi is not None
+        from vision.roi import crop
+
+        return self._read_region(roi_features(crop(frame, self.roi)))
+
+    def _read_region(self, vector: np.ndarray) -> Match:
+        """A region's card by the linear classifier; its distance (is it the deck?) that of
+        the nearest enrolled row."""
+        assert self.weights is not None
+        distance = float(np.sqrt(max(2.0 - 2.0 * float((self.vectors @ vector).max()), 0.0)))
+        scores = with_bias(vector[None, :]) @ self.weights
+        enrolled = np.isin(np.arange(52), self.labels)
+        predicted, confidence = _linear_read(scores, enrolled)
+        masked = np.where(enrolled, scores[0], -np.inf)
+        runner_up = int(np.argsort(-masked)[1])
+        return Match(card_of(int(predicted[0])), float(confidence[0]), distance,
+                     card_of(runner_up))
 
     def match(self, card_image: np.ndarray) -> Match:
         """The nearest enrolled card to a rectified card image, with its confidence.
@@ -123,6 +163,8 @@ class DeckModel:
         glyph, any rank); confidence is the relative margin of the best card's score over
         the next card's. The distance (is this the deck at all?) stays that of the whole
         index."""
+        if self.roi is not None:  # the region itself, as it lies
+            return self._read_region(roi_features(card_image))
         # A deck enrolled both ways up matches a card either way up as it lies.
         views = (card_image,) if self.both_ways else orientations(card_image)
         vectors = [features(view, self.layout) for view in views]
@@ -163,7 +205,8 @@ class DeckModel:
                 "split": None if self.split is None else [list(box) for box in self.split],
                 "split_name": self.split_name, "max_distance": self.max_distance,
                 "threshold": self.threshold, "enrolment": self.enrolment,
-                "both_ways": self.both_ways}
+                "both_ways": self.both_ways,
+                "roi": None if self.roi is None else list(self.roi)}
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -171,6 +214,7 @@ class DeckModel:
                 handle, vectors=self.vectors, labels=self.labels,
                 rank_vectors=empty if self.rank_vectors is None else self.rank_vectors,
                 suit_vectors=empty if self.suit_vectors is None else self.suit_vectors,
+                weights=empty if self.weights is None else self.weights,
                 meta=np.array(json.dumps(meta)))
         scratch.replace(path)
         return path
@@ -190,22 +234,36 @@ class DeckModel:
                 labels = data["labels"].astype(np.int64)
                 rank_vectors = data["rank_vectors"].astype(np.float32)
                 suit_vectors = data["suit_vectors"].astype(np.float32)
+                weights = (data["weights"].astype(np.float32) if "weights" in data.files
+                           else None)
         except (OSError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: not a deck model ({exc})") from None
-        if meta.get("format") != FORMAT_VERSION or meta.get("layout") not in LAYOUTS:
+        if (meta.get("format") not in READABLE_FORMATS
+                or meta.get("layout") not in (*LAYOUTS, ROI_LAYOUT)):
             raise VisionModelError(f"{path}: unsupported model format {meta.get('format')!r}"
                                    f" (enrol the deck again)")
         try:
             split = _split_from(meta.get("split"))
         except (TypeError, ValueError) as exc:
             raise VisionModelError(f"{path}: bad rank and suit boxes ({exc})") from None
+        roi = meta.get("roi")
+        try:
+            roi = None if roi is None else check_roi(roi)
+        except (TypeError, ValueError, RoiError) as exc:
+            raise VisionModelError(f"{path}: bad region of interest ({exc})") from None
+        if (roi is None) != (meta["layout"] != ROI_LAYOUT) or (
+                roi is not None and (weights is None or weights.shape != (
+                    vectors.shape[1] + 1, 52))):
+            raise VisionModelError(f"{path}: layout {meta['layout']!r}, region {roi} and "
+                                   f"classifier disagree (enrol the deck again)")
         if split is not None and not (len(rank_vectors) == len(suit_vectors) == len(labels)):
             raise VisionModelError(f"{path}: rank and suit vectors do not match the labels")
         return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
                    float(meta["threshold"]), dict(meta.get("enrolment", {})), split,
                    meta.get("split_name") if split else None,
                    rank_vectors if split else None, suit_vectors if split else None,
-                   bool(meta.get("both_ways", False)))
+                   bool(meta.get("both_ways", False)), roi,
+                   weights if roi is not None else None)
 
 
 def _split_from(value: object) -> Split | None:
@@ -228,8 +286,10 @@ def check_deck_name(name: str) -> str:
     return name
 
 
-def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
-    """Learn a deck from rectified card images with their cards (2+ frames per card)."""
+def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | None = None
+           ) -> DeckModel:
+    """Learn a deck from rectified card images with their cards (2+ frames per card); with
+    ``roi``, from the regions of a fixed camera's frames (:mod:`vision.roi`)."""
     check_deck_name(name)
     counts: dict[Card, int] = {}
     for _, card in samples:
@@ -240,6 +300,8 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]]) -> DeckModel:
                                f"{', '.join(thin)}")
     if len(counts) < 2:
         raise VisionModelError("enrolment needs frames of at least 2 different cards")
+    if roi is not None:
+        return _enroll_roi(name, samples, roi)
     cards = [card for _, card in samples]
     labels = np.array([card_index(card) for card in cards])
     # Every frame the same way up, and turned: (2, frames) views. Which of the two ups has
@@ -373,6 +435,92 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
         predicted = order[:, 0]
         confidence = np.where(np.isfinite(second) & (second > 0),
                               (second - best) / np.where(second > 0, second, 1.0), 0.0)
+    max_distance, threshold, enrolment = _limits(
+        labels, d_best, predicted, confidence,
+        MIN_THRESHOLD if split is None else MIN_SPLIT_THRESHOLD)
+
+    def kept(rows: np.ndarray | None) -> np.ndarray | None:
+        return None if rows is None else _enrolled_rows(rows, both_ways)[0].astype(np.float32)
+
+    return DeckModel(name, layout, kept(vectors), labels[of_frame], max_distance, threshold,
+                     enrolment, split, split_name, kept(rank_vectors), kept(suit_vectors),
+                     both_ways)
+
+
+ROI_SEED = 16
+"""Seeds the jittered copies of enrolment regions: the same frames enrol the same model."""
+
+
+def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
+                ) -> DeckModel:
+    """A fixed camera's deck: each region and its jittered copies are rows of a linear
+    classifier (:mod:`vision.roi`). The limits come from held-out reads: each frame read by
+    a classifier learnt without it (and its copies), in :data:`vision.roi.FOLDS` folds that
+    each leave out about one frame per card."""
+    rng = np.random.default_rng(ROI_SEED)
+    rows: list[np.ndarray] = []
+    of_frame: list[int] = []
+    firsts: list[int] = []
+    for frame, (region, _) in enumerate(samples):
+        firsts.append(len(rows))
+        for image in (region, *jittered(region, rng)):
+            rows.append(roi_features(image))
+            of_frame.append(frame)
+    vectors = np.stack(rows).astype(np.float32)
+    labels = np.array([card_index(card) for _, card in samples])
+    row_frame = np.array(of_frame)
+    row_labels = labels[row_frame]
+    design = with_bias(vectors).astype(np.float64)
+    # A card's score is its own + its rank's + its suit's (ridge regression is linear in
+    # its targets): a rank is learnt from every suit's frames, a suit from every rank's.
+    cards = np.arange(52)
+    targets = ((row_labels[:, None] == cards[None, :]).astype(np.float64)
+               + (row_labels[:, None] % 13 == cards[None, :] % 13)
+               + (row_labels[:, None] // 13 == cards[None, :] // 13))
+    gram, cross = design.T @ design, design.T @ targets
+    # Fold of each frame: its place among its card's frames, so a fold leaves out about one
+    # frame of each card.
+    seen: dict[int, int] = {}
+    fold = np.empty(len(samples), int)
+    for frame, label in enumerate(labels):
+        fold[frame] = seen.get(int(label), 0) % FOLDS
+        seen[int(label)] = seen.get(int(label), 0) + 1
+    frames = np.arange(len(samples))
+    scores = np.zeros((len(samples), 52))
+    for index in range(FOLDS):
+        out = fold[row_frame] == index
+        if not out.any():
+            continue
+        weights = fit_linear(gram - design[out].T @ design[out],
+                             cross - design[out].T @ targets[out])
+        held = fold == index
+        scores[held] = design[np.array(firsts)[held]] @ weights
+    enrolled = np.isin(np.arange(52), labels)
+    predicted, confidence = _linear_read(scores, enrolled)
+    distances = np.sqrt(np.maximum(2.0 - 2.0 * (vectors[firsts] @ vectors.T), 0.0))
+    distances[frames[:, None] == row_frame[None, :]] = np.inf  # never votes for itself
+    d_best = distances.min(axis=1)
+    max_distance, threshold, enrolment = _limits(labels, d_best, predicted, confidence,
+                                                 MIN_THRESHOLD)
+    return DeckModel(name, ROI_LAYOUT, vectors, row_labels, max_distance, threshold,
+                     enrolment, both_ways=True, roi=roi, weights=fit_linear(gram, cross))
+
+
+def _linear_read(scores: np.ndarray, enrolled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The card and the confidence of rows of linear scores (cards never enrolled score
+    nothing): the margin of the best score over the next, as a share of the best's."""
+    scores = np.where(enrolled[None, :], scores, -np.inf)
+    order = np.argsort(-scores, axis=1)
+    rows = np.arange(len(scores))
+    best, second = scores[rows, order[:, 0]], scores[rows, order[:, 1]]
+    confidence = np.clip((best - second) / np.maximum(np.abs(best), 1e-6), 0.0, 1.0)
+    return order[:, 0], np.where(np.isfinite(second), confidence, 0.0)
+
+
+def _limits(labels: np.ndarray, d_best: np.ndarray, predicted: np.ndarray,
+            confidence: np.ndarray, floor: float
+            ) -> tuple[float, float, dict[str, float]]:
+    """``max_distance``, ``threshold`` and the enrolment figures from held-out reads."""
     right = predicted == labels
     # A frame whose card was badly found is far from everything: the 99th percentile keeps
     # it from widening the deck, and wrong reads it would decline anyway set no threshold.
@@ -380,7 +528,6 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
                     if right.any() else 0.0)
     considered = ~right & (d_best <= max_distance)
     wrong_conf = float(confidence[considered].max()) if considered.any() else 0.0
-    floor = MIN_THRESHOLD if split is None else MIN_SPLIT_THRESHOLD
     threshold = max(floor, THRESHOLD_FACTOR * wrong_conf + THRESHOLD_SLACK)
     accepted = (confidence >= threshold) & (d_best <= max_distance)
     enrolment = {
@@ -395,9 +542,4 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
         "low_confidence_margin": (float(np.percentile(confidence[right], 2)) / threshold
                                   if right.any() else 0.0),
     }
-    def kept(rows: np.ndarray | None) -> np.ndarray | None:
-        return None if rows is None else _enrolled_rows(rows, both_ways)[0].astype(np.float32)
-
-    return DeckModel(name, layout, kept(vectors), labels[of_frame], max_distance, threshold,
-                     enrolment, split, split_name, kept(rank_vectors), kept(suit_vectors),
-                     both_ways)
+    return max_distance, threshold, enrolment

@@ -18,7 +18,7 @@ import numpy as np
 
 from shoe_controller.cards import Card
 from vision.detect import detect
-from vision.model import DeckModel
+from vision.model import DeckModel, Match
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Recogniser:
 
     def recognise(self, frame: np.ndarray) -> Recognition:
         start = time.perf_counter()
+        if self.model.roi is not None:  # a fixed camera: the region is the index
+            return self._decide(self.model.read(frame), start)
         found = detect(frame)
         match = None if found is None else self.model.match(found.card)
         if match is None or match.distance > self.model.max_distance:
@@ -61,6 +63,9 @@ class Recogniser:
         if match is None:
             return Recognition(None, 0.0, float("inf"), None, "no card found in the frame",
                                time.perf_counter() - start)
+        return self._decide(match, start)
+
+    def _decide(self, match: Match, start: float) -> Recognition:
         reason = ""
         if match.distance > self.model.max_distance:
             reason = (f"does not look like deck {self.model.name!r} (distance "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from shoe_controller.errors import ShoeError
 
+MISTAKES_SHOWN = 20
 HARD_DECK_ACCURACY = 0.99
 """Below this held-out accuracy at enrolment, ``shoe vision enroll`` warns the operator."""
 
@@ -22,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                             description="learn a deck from a folder of labelled frames and save "
                             "it in the models folder")
     _common(enroll)
+    _roi_option(enroll)
     enroll.add_argument("folder", type=Path, metavar="DIR",
                         help="frames plus labels.csv (columns file,card; e.g. QS)")
     classify = sub.add_parser("classify", help="read the card in each image",
@@ -33,10 +35,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     classify.add_argument("--json", action="store_true", help="one JSON object per image")
     bench = sub.add_parser("bench", help="accuracy, precision, declines and speed on a folder",
                            description="accuracy, precision, declines and speed of an enrolled "
-                           "deck on a folder of labelled frames")
-    _common(bench)
+                           "deck on a folder of labelled frames; or, with --enrol-per-card, of "
+                           "a deck enrolled from some of the folder's photos and tested on all "
+                           "the others")
+    bench.add_argument("--deck", metavar="NAME",
+                       help="the enrolled deck (not with --enrol-per-card)")
+    bench.add_argument("--models", metavar="DIR", help="models folder (see docs/vision.md)")
+    bench.add_argument("--enrol-per-card", type=int, metavar="N",
+                       help="enrol from N photos per card of DIR (a seeded draw, printed) and "
+                       "read every other photo")
+    bench.add_argument("--seed", type=int, default=2024, metavar="N",
+                       help="draws the enrolment photos (default: 2024)")
+    _roi_option(bench, " (with --enrol-per-card)")
     bench.add_argument("folder", type=Path, metavar="DIR", help="labelled frames (labels.csv)")
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+
+def _roi_option(parser: argparse.ArgumentParser, note: str = "") -> None:
+    parser.add_argument("--roi", metavar="REGION",
+                        help="a fixed camera: read the index in this region of the frame "
+                        "without looking for the card's outline: 'whole' or x0,y0,x1,y1 "
+                        f"(fractions of the frame){note}")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +65,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vision.model import LOCATED, DeckModel, models_dir
+    from vision.roi import RoiError, parse_roi
 
+    try:
+        roi = parse_roi(args.roi) if getattr(args, "roi", None) else None
+    except RoiError as exc:
+        raise ShoeError(str(exc)) from None
     folder = models_dir(args.models)
     if args.vision_command == "enroll":
         from vision.bench import enroll_folder
 
-        model, skipped = enroll_folder(args.deck, args.folder)
+        model, skipped = enroll_folder(args.deck, args.folder, roi)
         path = model.save(folder)
         figures = model.enrolment
         index = ("rank and suit read apart, boxes located on the deck"
@@ -60,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
                  if model.split_name else "whole index")
         index += (", printed both ways up" if model.both_ways
                   else ", printed one way up: cards read both ways")
+        if model.roi is not None:
+            index = "read in the region " + ",".join(f"{value:g}" for value in model.roi)
         print(f"enrolled deck {model.name!r} from {int(figures['frames'])} frames of "
               f"{int(figures['cards'])} cards: layout {model.layout} ({index}), threshold "
               f"{model.threshold:.3f}, held-out accuracy {figures['held_out_accuracy']:.1%}")
@@ -73,6 +99,13 @@ def run(args: argparse.Namespace) -> int:
         for name in skipped:
             print(f"skipped {name}: no card found in the frame")
         return 0
+    if args.vision_command == "bench" and args.enrol_per_card is not None:
+        return _holdout(args, roi)
+    if args.deck is None:
+        raise ShoeError("shoe vision bench: give --deck NAME, or --enrol-per-card N")
+    if roi is not None:
+        raise ShoeError("--roi is the enrolled deck's: give it to enroll (or with "
+                        "--enrol-per-card)")
     from vision.recognise import Recogniser
 
     recogniser = Recogniser(DeckModel.load(args.deck, folder))
@@ -101,11 +134,61 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"deck": args.deck, **result.to_dict()}))
         return 0
     print(f"deck {args.deck}: {result.frames} frames")
+    _print_figures(result)
+    return 0
+
+
+def _print_figures(result) -> None:  # type: ignore[no-untyped-def]
     print(f"  accuracy             {result.accuracy:8.2%}")
     print(f"  precision (accepted) {result.precision:8.2%}")
     print(f"  decline rate         {result.decline_rate:8.2%}")
     print(f"  time per frame       p50 {result.percentile_ms(50):.1f} ms, "
           f"p95 {result.percentile_ms(95):.1f} ms")
-    for mistake in result.mistakes:
+    for name, session in sorted(result.sessions.items()):
+        print(f"  session {name:12s} {session.frames:5d} frames: accuracy "
+              f"{session.accuracy:7.2%}, precision {session.precision:7.2%}, declined "
+              f"{session.decline_rate:7.2%}")
+    if result.confusions:
+        print("  wrong reads (card -> taken as): " + ", ".join(
+            f"{truth}->{read} x{count}" for (truth, read), count
+            in result.confusions.most_common(10)))
+    if result.declined_as:
+        print("  declined, best guess another card: " + ", ".join(
+            f"{truth}->{guess} x{count}" for (truth, guess), count
+            in result.declined_as.most_common(10)))
+    for mistake in result.mistakes[:MISTAKES_SHOWN]:
         print(f"  wrong: {mistake}")
+    if len(result.mistakes) > MISTAKES_SHOWN:
+        print(f"  ... and {len(result.mistakes) - MISTAKES_SHOWN} more wrong reads (--json "
+              f"lists them all)")
+
+
+def _holdout(args: argparse.Namespace, roi) -> int:  # type: ignore[no-untyped-def]
+    """``shoe vision bench --enrol-per-card N DIR``: one core, a seeded draw."""
+    import cv2
+
+    from vision.bench import holdout_bench
+
+    if args.deck is not None:
+        raise ShoeError("--enrol-per-card enrols its own deck: leave out --deck")
+    if args.enrol_per_card < 2:
+        raise ShoeError("--enrol-per-card: at least 2 photos per card")
+    cv2.setNumThreads(1)  # the figures are for one core
+    held = holdout_bench(args.folder, args.enrol_per_card, args.seed, roi)
+    if args.json:
+        print(json.dumps({"folder": str(args.folder), "roi": roi, **held.to_dict()}))
+        return 0
+    result = held.result
+    print(f"{args.folder}: enrolled from {args.enrol_per_card} photos per card "
+          f"(seed {args.seed}, {len(held.enrolled)} photos), read {result.frames} others"
+          + ("" if roi is None else f", region {','.join(f'{v:g}' for v in roi)}"))
+    print(f"  enrolled: {' '.join(held.enrolled)}")
+    if held.skipped:
+        print(f"  no card found in {len(held.skipped)} enrolment photos: "
+              f"{' '.join(held.skipped)}")
+    if held.not_enrolled:
+        print(f"  cards not enrolled (fewer than 2 photos with a card found): "
+              f"{' '.join(held.not_enrolled)}")
+    print(f"  enrolment            {held.enrol_seconds:.1f} s CPU")
+    _print_figures(result)
     return 0
