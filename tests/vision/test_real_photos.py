@@ -1,0 +1,231 @@
+"""The real-photo bench (``shoe vision bench --enrol-per-card``) and the fixed-camera region
+of interest, on small samples of the real photographs in ``../shared/real-cards`` (skipped
+when that folder is absent; the photos are never copied into the repository).
+
+The figures asserted are the ones measured on these samples (docs/vision.md gives the figures
+on the whole sets, which are far below the issue's targets): the harness's arithmetic against
+a hand-computed case, the region mode reading pp2021's index corners, decks enrolled on one
+set declining another set's photos.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from shoe_controller.cards import Card
+from shoe_controller.cli import main
+from vision.bench import (
+    BenchResult,
+    draw_enrolment,
+    enroll_items,
+    holdout_bench,
+    measure,
+    read_labels,
+    read_sessions,
+    session_of,
+)
+from vision.capture import read_image
+from vision.model import DeckModel, VisionModelError
+from vision.recognise import Recogniser
+from vision.roi import WHOLE_FRAME, RoiError, parse_roi
+
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-cards"
+FEEDER, OV7670, HEARTS = "pp2021_feeder", "ece395_ov7670", "cardai_hearts"
+SAMPLE = ["AS", "7H", "KC", "5S", "9H", "QC"]  # no two share rank and suit, all four suits
+INDEX_CORNER = (0.4, 0.1, 0.95, 1.0)  # where pp2021's camera sees the index (configured)
+
+
+def real_set(name: str) -> Path:
+    folder = REAL / name
+    if not (folder / "labels.csv").is_file():
+        pytest.skip(f"real photographs not present: {folder}")
+    return folder
+
+
+def sample_folder(tmp: Path, name: str, codes: list[str], limit: int | None = None) -> Path:
+    """A labelled folder of some cards of a real set: labels.csv naming the photos where
+    they are (absolute paths), nothing copied."""
+    source = real_set(name)
+    tmp.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, list[str]] = {}
+    with (source / "labels.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["card"] in codes:
+                rows.setdefault(row["card"], []).append(row["file"])
+    with (tmp / "labels.csv").open("w") as handle:
+        handle.write("file,card\n")
+        for code, files in rows.items():
+            for file in sorted(files)[:limit]:
+                handle.write(f"{source / file},{code}\n")
+    return tmp
+
+
+# ------------------------------------------------------------------ the harness, by hand
+def _read(card: str | None, guess: str | None = None, seconds: float = 0.01):
+    return SimpleNamespace(card=None if card is None else Card.from_code(card),
+                           best_guess=Card.from_code(guess or card) if (guess or card) else None,
+                           seconds=seconds)
+
+
+def test_bench_arithmetic_against_a_hand_computed_case() -> None:
+    result = BenchResult()
+    reads = [("AS", _read("AS")), ("AS", _read("AC")), ("KH", _read("KH")),
+             ("KH", _read(None, "QH")), ("2C", _read(None, "2C")), ("2C", _read("2S")),
+             ("2C", _read("2S")), ("QD", _read("QD", seconds=0.05))]
+    for truth, read in reads:
+        result.add(Card.from_code(truth), read, "x")
+    # 8 frames: 3 right, 3 wrong (AS->AC, 2C->2S twice), 2 declined (one guessing QH).
+    assert (result.frames, result.right, result.wrong, result.declined) == (8, 3, 3, 2)
+    assert result.accuracy == pytest.approx(3 / 8)
+    assert result.precision == pytest.approx(3 / 6)
+    assert result.decline_rate == pytest.approx(2 / 8)
+    assert result.confusions.most_common() == [(("2C", "2S"), 2), (("AS", "AC"), 1)]
+    assert dict(result.declined_as) == {("KH", "QH"): 1}
+    assert result.percentile_ms(50) == pytest.approx(10.0)
+    assert result.percentile_ms(95) == pytest.approx(10 + 0.65 * 40)  # numpy's linear rule
+    figures = result.to_dict()
+    assert figures["confusions"][0] == {"card": "2C", "read_as": "2S", "count": 2}
+    assert BenchResult().precision == 1.0 and BenchResult().accuracy == 0.0
+
+
+def test_sessions_from_file_names_or_a_column(tmp_path: Path) -> None:
+    ace = Card.from_code("AH")
+    assert session_of(Path("AH_s1_04.jpg"), ace) == "s1"
+    assert session_of(Path("AH_b.png"), ace) == "b"
+    assert session_of(Path("AH_01.jpg"), ace) == ""
+    assert session_of(Path("AH_01.jpg"), ace, "night") == "night"
+    for name in ("AH_x_1.png", "AH_y_2.png", "AH_x_3.png"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "labels.csv").write_text(
+        "file,card,session\nAH_x_1.png,AH,\nAH_y_2.png,AH,day\nAH_x_3.png,AH,\n")
+    assert read_sessions(tmp_path) == {"AH_x_1.png": "x", "AH_y_2.png": "day",
+                                       "AH_x_3.png": "x"}
+
+
+def test_the_enrolment_draw_is_seeded_disjoint_and_per_card() -> None:
+    items = [(Path(f"{code}_{index:02d}.jpg"), Card.from_code(code))
+             for code in ("AS", "KD", "7C") for index in range(1, 8)]
+    items += [(Path("2H_01.jpg"), Card.from_code("2H")), (Path("2H_02.jpg"),
+                                                          Card.from_code("2H"))]
+    enrol, test = draw_enrolment(items, 3, seed=5)
+    again, _ = draw_enrolment(list(reversed(items)), 3, seed=5)
+    assert enrol == again  # the same draw whatever the order of labels.csv
+    assert draw_enrolment(items, 3, seed=6)[0] != enrol
+    assert sorted(enrol + test) == sorted(items) and not set(enrol) & set(test)
+    per_card = {card.code: sum(1 for _, c in enrol if c == card) for _, card in items}
+    assert per_card == {"AS": 3, "KD": 3, "7C": 3, "2H": 2}  # 2H: all it has, none tested
+    assert not [path for path, card in test if card.code == "2H"]
+
+
+def test_regions_are_parsed_and_checked() -> None:
+    assert parse_roi("whole") == WHOLE_FRAME
+    assert parse_roi("0.4,0.1,0.95,1") == INDEX_CORNER
+    for bad in ("0.5,0.1,0.4,1", "0,0,1", "a,b,c,d", "0,0,1.5,1"):
+        with pytest.raises(RoiError):
+            parse_roi(bad)
+
+
+# ------------------------------------------------------------------ real photographs
+@pytest.fixture(scope="module")
+def feeder_corner(tmp_path_factory: pytest.TempPathFactory):
+    """pp2021 sample enrolled in its configured index-corner region (5 photos per card)."""
+    folder = sample_folder(tmp_path_factory.mktemp("feeder"), FEEDER, SAMPLE)
+    return folder, holdout_bench(folder, 5, seed=2024, roi=INDEX_CORNER)
+
+
+def test_the_region_mode_reads_pp2021_index_corners(feeder_corner) -> None:
+    """No card outline is in view (the feeder's camera sees the index corner only): the
+    outline recogniser cannot enrol these photos; read in the configured region, every
+    held-out photo of the sample is read right (measured: 36 of 36)."""
+    _, held = feeder_corner
+    result = held.result
+    assert held.model is not None and held.model.roi == INDEX_CORNER
+    assert held.skipped == [] and held.not_enrolled == []
+    assert result.frames == 36 and result.wrong == 0
+    assert result.accuracy == 1.0
+
+
+def test_the_outline_recogniser_cannot_read_the_feeder(tmp_path: Path) -> None:
+    """The baseline the region mode exists for: most pp2021 photos have no card outline."""
+    folder = sample_folder(tmp_path, FEEDER, SAMPLE)
+    held = holdout_bench(folder, 5, seed=2024)
+    assert len(held.skipped) >= 10  # measured: 14 of the 30 enrolment photos
+    assert held.result.accuracy <= 0.2  # measured: 0 %
+
+
+def test_bench_cli_json_agrees_with_each_read(feeder_corner, tmp_path: Path, capsys) -> None:
+    """``shoe vision bench --enrol-per-card`` prints the draw and figures that match reading
+    each held-out photo with a deck enrolled from the printed photos."""
+    folder, _ = feeder_corner
+    assert main(["vision", "bench", "--enrol-per-card", "5", "--seed", "2024", "--roi",
+                 "0.4,0.1,0.95,1", "--json", str(folder)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    items = read_labels(folder)
+    enrolled = set(figures["enrolled_frames"])
+    assert len(enrolled) == 30 and figures["per_card"] == 5 and figures["seed"] == 2024
+    model, _ = enroll_items("check", [item for item in items if item[0].name in enrolled],
+                            INDEX_CORNER)
+    recogniser = Recogniser(model)
+    reads = [(recogniser.recognise(read_image(path)).card, card) for path, card in items
+             if path.name not in enrolled]
+    right = sum(read == card for read, card in reads)
+    declined = sum(read is None for read, _ in reads)
+    assert figures["frames"] == len(reads) == 36
+    assert figures["right"] == right and figures["declined"] == declined
+    assert figures["accuracy"] == pytest.approx(right / len(reads))
+    assert main(["vision", "bench", "--enrol-per-card", "5", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "enrolled from 5 photos per card (seed 2024, 30 photos)" in out
+    assert "no card found in" in out  # the outline recogniser on index-only photos
+
+
+def test_a_region_deck_is_saved_and_loaded(feeder_corner, tmp_path: Path) -> None:
+    folder, held = feeder_corner
+    path = held.model.save(tmp_path)
+    loaded = DeckModel.load(held.model.name, tmp_path)
+    assert loaded.roi == INDEX_CORNER and loaded.layout == "roi"
+    photo = read_labels(folder)[0][0]
+    assert loaded.read(read_image(photo)) == held.model.read(read_image(photo))
+    import numpy as np
+
+    with np.load(path) as data:
+        arrays = {key: data[key] for key in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["roi"] = [0.5, 0.1, 0.4, 1.0]
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(path, **arrays)
+    with pytest.raises(VisionModelError, match="bad region of interest"):
+        DeckModel.load(held.model.name, tmp_path)
+
+
+def test_a_deck_enrolled_on_one_set_declines_the_others(feeder_corner, tmp_path: Path
+                                                        ) -> None:
+    """Other cameras, other decks: nothing from ece395 or cardai is read by the pp2021
+    deck, and nothing from pp2021 or ece395 by a cardai deck (outline mode)."""
+    _, held = feeder_corner
+    others = (read_labels(sample_folder(tmp_path / "ov", OV7670, SAMPLE))
+              + read_labels(sample_folder(tmp_path / "hearts", HEARTS, ["7H", "9H"], 6)))
+    result = measure(Recogniser(held.model), others)
+    assert result.frames == 18 + 12 and result.declined == result.frames
+    hearts = sample_folder(tmp_path / "hearts-enrol", HEARTS, ["AH", "7H", "9H", "KH"])
+    model, _ = enroll_items("hearts", draw_enrolment(read_labels(hearts), 5, seed=2024)[0])
+    strangers = (read_labels(sample_folder(tmp_path / "feeder", FEEDER, SAMPLE, 4))
+                 + read_labels(sample_folder(tmp_path / "ov2", OV7670, SAMPLE)))
+    result = measure(Recogniser(model), strangers)
+    assert result.frames == 24 + 18 and result.declined == result.frames
+
+
+def test_ov7670_sessions_are_counted_apart(tmp_path: Path) -> None:
+    """Enrolled from two lighting sessions, tested on the third: the sessions a, b, c come
+    from the file names. What it reads is declined, never wrong (measured: all declined)."""
+    folder = sample_folder(tmp_path, OV7670, SAMPLE)
+    held = holdout_bench(folder, 2, seed=2024, roi=WHOLE_FRAME)
+    result = held.result
+    assert result.frames == 6 and sum(s.frames for s in result.sessions.values()) == 6
+    assert set(result.sessions) <= {"a", "b", "c"} and len(result.sessions) >= 2
+    assert result.wrong == 0

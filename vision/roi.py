@@ -1,0 +1,153 @@
+"""A configured region of interest: a fixed camera (inside the shoe, over the exit) whose
+frames always show the card's index corner at about the same place.
+
+Such a frame need not show the card's outline at all (a camera inside the shoe sees only the
+index corner), so the card is not looked for: the configured crop of the frame (or the whole
+frame) *is* the index, read as it lies (a fixed camera sees the card one way up). Enrolment
+(:func:`vision.model.enroll` with ``roi``) adds jittered copies of each enrolment crop
+(shifted, scaled, turned a little, lighter or darker, colour-cast, blurred), because a card
+never stops at exactly the same place and the light changes, and learns a linear classifier
+(:class:`Ridge`, ridge regression onto the cards) from them: the region holds much
+that is the same on every card (the shoe, the table, the card's edge), which a nearest
+neighbour counts as much as the index, and a learnt classifier learns to ignore. The decline
+limits come from held-out reads: each enrolment frame read by a classifier learnt without it
+(and its copies), :data:`FOLDS` times over.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.corner import REDNESS_WEIGHT, white_balanced
+
+Roi = tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the frame
+WHOLE_FRAME: Roi = (0.0, 0.0, 1.0, 1.0)
+ROI_LAYOUT = "roi"
+"""The layout name of a deck model read in a region of interest."""
+
+ROI_PATCH = (160, 160)
+COARSE_PATCH = (32, 32)
+_hog = cv2.HOGDescriptor(ROI_PATCH, (16, 16), (16, 16), (8, 8), 9)
+_hog_coarse = cv2.HOGDescriptor(COARSE_PATCH, (16, 16), (8, 8), (8, 8), 9)
+
+
+class RoiError(ValueError):
+    pass
+
+
+def parse_roi(text: str) -> Roi:
+    """``whole`` or ``x0,y0,x1,y1``: fractions of the frame's width and height."""
+    if text.strip().lower() == "whole":
+        return WHOLE_FRAME
+    try:
+        numbers = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise RoiError(f"bad region {text!r}: 'whole' or x0,y0,x1,y1 (fractions of the "
+                       f"frame, e.g. 0,0,0.5,0.6)") from None
+    return check_roi(numbers)
+
+
+def check_roi(value: object) -> Roi:
+    numbers = tuple(float(number) for number in value)  # type: ignore[union-attr]
+    if len(numbers) != 4:
+        raise RoiError(f"a region is four numbers x0,y0,x1,y1, not {len(numbers)}")
+    x0, y0, x1, y1 = numbers
+    if not (0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1):
+        raise RoiError(f"region {x0},{y0},{x1},{y1} is not inside the frame (fractions, "
+                       f"x0 < x1, y0 < y1)")
+    return x0, y0, x1, y1
+
+
+def crop(frame: np.ndarray, roi: Roi) -> np.ndarray:
+    """The region of a BGR frame (a grey frame is made BGR)."""
+    if frame.ndim == 2:
+        frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    height, width = frame.shape[:2]
+    x0, y0, x1, y1 = roi
+    left, top = round(x0 * width), round(y0 * height)
+    right = max(round(x1 * width), left + 2)
+    bottom = max(round(y1 * height), top + 2)
+    return frame[top:bottom, left:right]
+
+
+def roi_features(region: np.ndarray) -> np.ndarray:
+    """A unit vector for an index region: HOG at two scales (shape, robust to exposure; the
+    coarse one to blur and small shifts) and a coarse redness map, after white balance."""
+    region = white_balanced(region)
+    patch = cv2.resize(region, ROI_PATCH, interpolation=cv2.INTER_AREA)
+    grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+    parts = []
+    for hog, size in ((_hog, None), (_hog_coarse, COARSE_PATCH)):
+        image = grey if size is None else cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+        shape = hog.compute(image).ravel()
+        parts.append(shape / (float(np.linalg.norm(shape)) + 1e-6))
+    blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
+    redness = np.clip(red - (green + blue) / 2, 0, 1)
+    parts.append(REDNESS_WEIGHT * cv2.resize(redness, (8, 8),
+                                             interpolation=cv2.INTER_AREA).ravel())
+    vector = np.concatenate(parts).astype(np.float32)
+    return vector / (float(np.linalg.norm(vector)) + 1e-6)
+
+
+JITTERS = 16
+"""Jittered copies of each enrolment region (besides the region itself)."""
+RIDGE = 0.1
+"""The ridge penalty of :class:`Ridge` (features are unit vectors; 1.0 and 0.01 read
+fewer held-out pp2021 frames right)."""
+FOLDS = 5
+
+
+def jittered(region: np.ndarray, rng: np.random.Generator, count: int = JITTERS
+             ) -> list[np.ndarray]:
+    """``count`` copies of a region as a fixed camera might see it next time: shifted up to
+    10 % of its size, scaled by up to 10 %, turned up to 4 degrees, lighter or darker (gain
+    and gamma), a colour cast, some blurred."""
+    height, width = region.shape[:2]
+    copies = []
+    for _ in range(count):
+        angle = rng.uniform(-4, 4)
+        scale = rng.uniform(0.9, 1.1)
+        matrix = cv2.getRotationMatrix2D((width / 2, height / 2), angle, scale)
+        matrix[:, 2] += (rng.uniform(-0.1, 0.1) * width, rng.uniform(-0.1, 0.1) * height)
+        moved = cv2.warpAffine(region, matrix, (width, height), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE).astype(np.float32) / 255.0
+        cast = rng.uniform(0.85, 1.15, size=3).astype(np.float32)
+        moved = np.clip(moved * cast * rng.uniform(0.7, 1.3), 0, 1) ** rng.uniform(0.7, 1.4)
+        image = (moved * 255).astype(np.uint8)
+        if rng.random() < 0.4:
+            sigma = rng.uniform(0.5, 1.5) * max(width, height) / 128
+            image = cv2.GaussianBlur(image, (0, 0), sigma)
+        copies.append(image)
+    return copies
+
+
+class Ridge:
+    """Ridge regression onto card scores, learnt from ``design`` (rows of features with a
+    constant 1 appended) and ``targets`` (rows of 52 scores); :meth:`weights` for any subset
+    of the rows (held-out reads) without recomputing the products: the primal form when
+    there are more rows than features, else the dual (kernel) form."""
+
+    def __init__(self, design: np.ndarray, targets: np.ndarray) -> None:
+        self.design, self.targets = design, targets
+        self.dual = len(design) < design.shape[1]
+        if self.dual:
+            self.kernel = design @ design.T
+        else:
+            self.gram, self.cross = design.T @ design, design.T @ targets
+
+    def weights(self, keep: np.ndarray | None = None) -> np.ndarray:
+        """(features + 1, 52) weights learnt from the rows ``keep`` (boolean; all if None)."""
+        keep = np.ones(len(self.design), bool) if keep is None else keep
+        if self.dual:
+            kernel = self.kernel[np.ix_(keep, keep)]
+            alpha = np.linalg.solve(kernel + RIDGE * np.eye(len(kernel)), self.targets[keep])
+            return (self.design[keep].T @ alpha).astype(np.float32)
+        out = ~keep
+        gram = self.gram - self.design[out].T @ self.design[out]
+        cross = self.cross - self.design[out].T @ self.targets[out]
+        return np.linalg.solve(gram + RIDGE * np.eye(len(gram)), cross).astype(np.float32)
+
+
+def with_bias(vectors: np.ndarray) -> np.ndarray:
+    return np.hstack([vectors, np.ones((len(vectors), 1), vectors.dtype)])
