@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -98,6 +99,7 @@ class CameraFallback:
         cross_check: bool = False,
         on_disagreement: Callable[[Disagreement], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
+        metrics: Any = None,
     ) -> None:
         self.camera = camera
         self.recogniser = recogniser
@@ -107,6 +109,8 @@ class CameraFallback:
         self.cross_check = cross_check
         self.on_disagreement = on_disagreement
         self.on_error = on_error
+        #: ``TableMetrics`` (or None): each read's time and outcome (``observe_camera``).
+        self.metrics = metrics
         self.outcomes: list[Outcome] = []
         self._work: queue.Queue[object] = queue.Queue()
         self._error: BaseException | None = None
@@ -186,9 +190,21 @@ class CameraFallback:
                     self._pending -= 1
                     self._idle.notify_all()
 
-    def _read_misread(self, counter: int) -> None:
+    def _read(self) -> tuple[Any, float]:
+        """Capture a frame and recognise it: (the read, seconds it took)."""
+        started = time.perf_counter()
         read = self.recogniser.recognise(self.camera.capture())
-        if read.card is not None and read.confidence >= self.threshold:
+        return read, time.perf_counter() - started
+
+    def _observe(self, purpose: str, outcome: str, seconds: float) -> None:
+        if self.metrics is not None:
+            self.metrics.observe_camera(purpose, outcome, seconds)
+
+    def _read_misread(self, counter: int) -> None:
+        read, seconds = self._read()
+        confident = read.card is not None and read.confidence >= self.threshold
+        self._observe("misread", "read" if confident else "declined", seconds)
+        if confident:
             self.outcomes.append(Outcome("camera_read", counter, read.card, read.confidence))
             log.info("camera read unread card %d as %s (confidence %.3f)", counter,
                      read.card.code, read.confidence,
@@ -202,12 +218,14 @@ class CameraFallback:
 
     def _cross_check(self, counter: int, scanner: Card | None) -> None:
         assert scanner is not None
-        read = self.recogniser.recognise(self.camera.capture())
+        read, seconds = self._read()
         disagreement = check_against_scanner(counter, scanner, read, self.threshold)
         if disagreement is None:
             kind = "agrees" if read.card == scanner else "unchecked"
+            self._observe("check", kind, seconds)
             self.outcomes.append(Outcome(kind, counter, read.card, read.confidence, read.reason))
             return
+        self._observe("check", "disagrees", seconds)
         self.outcomes.append(Outcome("disagrees", counter, read.card, read.confidence))
         log.warning("camera reads card %d as %s but the scanner as %s", counter,
                     disagreement.camera.code, scanner.code,

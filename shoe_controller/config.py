@@ -96,6 +96,16 @@ class RunConfig:
     table_ca_file: Path | None = None
     table_down_policy: str = "keep-dealing"
     journal_key_file: Path | None = None
+    metrics: str | None = None
+    """Where the Prometheus metrics are served on a port of their own: ``HOST:PORT``
+    (normalised; ``--metrics``, docs/metrics.md); ``None``: only at the display's /metrics."""
+
+    def metrics_address(self) -> tuple[str, int] | None:
+        """(host, port) of :attr:`metrics`, or None."""
+        if self.metrics is None:
+            return None
+        host, _, port = self.metrics.rpartition(":")
+        return host.strip("[]"), int(port)
 
     def link_config(self) -> LinkConfig:
         """The shoe link's settings: what validation built, so it cannot fail at start."""
@@ -393,6 +403,22 @@ def _path(value: Any) -> Path:
         raise _Invalid(f": cannot expand {value.strip()!r}: {exc}") from None
 
 
+def _listen(value: Any) -> str:
+    """``[HOST:]PORT`` (a whole number alone is a port on 127.0.0.1) -> ``HOST:PORT``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise _Invalid(f": must be [HOST:]PORT (a string) or a port number, got {_show(value)}")
+    _printable(value)
+    from shoe_controller.web.binding import parse_http
+
+    try:
+        host, port = parse_http(value, option="")
+    except ConfigError as exc:
+        raise _Invalid(f": {str(exc).strip()}") from None
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _ws_url(value: Any) -> str:
     url = _text(value)
     if not url.startswith(("ws://", "wss://")) or url.endswith("://"):
@@ -488,6 +514,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "table_ca_file": _path,
     "table_down_policy": _choice(TABLE_DOWN_POLICIES),
     "journal_key_file": _path,
+    "metrics": _listen,
 }
 
 

@@ -64,6 +64,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--console", action="store_true",
                         help="accept supervisor commands on stdin (clear, void, enter, end)")
     add_http_options(parser)
+    parser.add_argument("--metrics", metavar="[HOST:]PORT",
+                        help="serve Prometheus metrics on a port of their own; PORT alone "
+                        "listens on 127.0.0.1 (docs/metrics.md; --http serves them at "
+                        "/metrics too)")
     parser.add_argument("--camera", metavar="SOURCE",
                         help="camera fallback for misread cards: camera index, video file or URL")
     parser.add_argument("--deck", metavar="NAME", help="enrolled deck the camera reads (shoe vision enroll)")
@@ -82,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         "durability": args.durability, "table_url": args.table_url,
         "table_token": args.table_token, "table_key_file": args.table_key_file,
         "table_down_policy": args.table_down_policy,
-        "journal_key_file": args.journal_key_file,
+        "journal_key_file": args.journal_key_file, "metrics": args.metrics,
     })
     setup_logging(config.log_json, config.log_level)
     http = http_from_args(args)  # an unsafe --http stops here, before the journal is opened
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                       "models": args.models, "cross_check": args.camera_cross_check}
     # Every option is checked before the journal is touched: a start that fails leaves
     # neither a new journal nor a session record in an existing one.
-    check_services(**extras_options)
+    check_services(**extras_options, metrics=config.metrics_address())
 
     stop = threading.Event()
     stopped_by: list[str] = []
@@ -107,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signum, on_signal)
     with running_table(config, begin_session=False) as controller, services(
         controller, **extras_options, console=sys.stdin if args.console else None,
+        metrics=config.metrics_address(),
     ) as extras:
         console = None
         if not args.quiet:

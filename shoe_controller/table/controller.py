@@ -39,6 +39,7 @@ from shoe_controller.errors import (
     ShoeTimeoutError,
 )
 from shoe_controller.journal import Journal
+from shoe_controller.metrics import TableMetrics
 from shoe_controller.table.fold import replay_records
 from shoe_controller.table.inputs import (
     BettingCommand,
@@ -204,6 +205,7 @@ class TableController:
         link_grace: float = LINK_GRACE_SECONDS,
         profile_toml: str = "",
         liveness: LivenessGuard | None = None,
+        metrics: TableMetrics | None = None,
     ) -> None:
         if down_policy not in DOWN_POLICIES:
             raise ConfigError(f"table down policy must be one of {DOWN_POLICIES}, "
@@ -245,6 +247,11 @@ class TableController:
         self._link_seen = False  # the shoe answered at least once in this run
         self._link_detail = ""
         self.connect_grace = CONNECT_GRACE_SECONDS
+        #: Prometheus metrics of this table (its own registry; docs/metrics.md): counted on
+        #: this thread as inputs are applied, the rest read from the parts at scrape time.
+        self.metrics = metrics if metrics is not None else TableMetrics(
+            getattr(getattr(table, "settings", None), "table_id", "table-1"))
+        self.metrics.watch(self)
 
     # ----------------------------------------------------------------- start-up
     def start(self, *, begin_session: bool = True) -> int:
@@ -253,7 +260,10 @@ class TableController:
         has started, so a start that fails leaves no record). Returns records read."""
         reporter = self.reporter
 
+        metrics = self.metrics
+
         def report(record: Any, _item: TableInput, events: list[dict[str, Any]]) -> None:
+            metrics.on_replayed(record.wall_time, events, self.table.latched)
             if reporter is not None:
                 reporter.add(record.seq, record.wall_time, events, live=False)
 
@@ -419,6 +429,7 @@ class TableController:
                 items.append(LinkChanged(True, ""))
             return items
         if isinstance(received, LinkLost):
+            self.metrics.link_lost()
             self._shoe_link_up = False
             self.liveness.link_changed()
             reason = dealer_reason(received.reason)
@@ -554,7 +565,9 @@ class TableController:
             self.connection.commit()
             return
         actor = item.supervisor if isinstance(item, SupervisorAction) else None
+        started = time.perf_counter()
         record = self.journal.append(item.KIND, item.to_data(), actor=actor)
+        self.metrics.observe_append(time.perf_counter() - started)
         events = self.table.handle(item)
         if isinstance(item, (CardDrawn, CardMisread)) and not item.drawn_while_locked:
             self._sent_lock = True  # the shoe re-engaged its stop after this card by itself
@@ -577,6 +590,9 @@ class TableController:
         update = Update(view, events, item.KIND)
         for listener in list(self.listeners):
             listener(update)
+        self.metrics.on_record(item.KIND, record.wall_time, events, self.table.latched)
+        if isinstance(item, (CardDrawn, CardMisread)):
+            self.metrics.observe_decision(time.perf_counter() - started)
 
     def _next_timer(self) -> float | None:
         times = [t for t in (self._betting_closes_at,

@@ -170,9 +170,11 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
 
 
 def check_services(*, http: Any = None, camera: str | None = None, deck: str | None = None,
-                   models: str | None = None, cross_check: bool = False) -> None:
+                   models: str | None = None, cross_check: bool = False,
+                   metrics: tuple[str, int] | None = None) -> None:
     """What :func:`services` would fail on at start, checked before the journal is opened:
-    options that go together, the enrolled deck, the camera source, the web listener."""
+    options that go together, the enrolled deck, the camera source, the web listener, the
+    metrics listener (``metrics``: host and port)."""
     if camera is None:
         given = [name for name, value in (("--deck", deck), ("--models", models),
                                           ("--camera-cross-check", cross_check)) if value]
@@ -199,6 +201,10 @@ def check_services(*, http: Any = None, camera: str | None = None, deck: str | N
         except OSError as exc:
             raise WebServerError(f"web display: cannot listen on {settings.host}:"
                                  f"{settings.port}: {exc}") from exc
+    if metrics is not None:
+        from shoe_controller.metrics import check_metrics_port
+
+        check_metrics_port(*metrics)
 
 
 class Services:
@@ -220,15 +226,23 @@ class Services:
 @contextlib.contextmanager
 def services(controller: TableController, *, http: Any = None,
              camera: str | None = None, deck: str | None = None, models: str | None = None,
-             cross_check: bool = False, console: Any = None) -> Iterator[Services]:
+             cross_check: bool = False, console: Any = None,
+             metrics: tuple[str, int] | None = None) -> Iterator[Services]:
     """Start the dealer display (``http``: validated ``HttpSettings``, as
     ``RunConfig.http_settings()`` gives them, or an ``--http`` text served on loopback
     without TLS), the camera fallback (``camera`` source with an enrolled ``deck``) and the
-    supervisor console (``console``: the lines to read, e.g. ``sys.stdin``) for
-    ``controller``; stop them on exit. A failure of any of them in its own thread stops the
+    supervisor console (``console``: the lines to read, e.g. ``sys.stdin``) and the Prometheus
+    metrics on a port of their own (``metrics``: host and port; the display serves them at
+    ``/metrics`` anyway) for ``controller``; stop them on exit. A failure of any of them in its own thread stops the
     loop of :meth:`Services.should_stop` and is re-raised there."""
     started = Services()
     with contextlib.ExitStack() as stack:
+        if metrics is not None:
+            from shoe_controller.metrics import serve_metrics
+
+            scraped = serve_metrics(controller.metrics, *metrics)
+            stack.callback(scraped.close)
+            print(f"metrics: {scraped.url}", flush=True)
         if http:
             from shoe_controller.web.app import serve
             from shoe_controller.web.binding import http_settings
@@ -257,7 +271,8 @@ def services(controller: TableController, *, http: Any = None,
 
             fallback = CameraFallback(source, recogniser, None, controller,
                                       cross_check=cross_check,
-                                      on_disagreement=disagreement).attach()
+                                      on_disagreement=disagreement,
+                                      metrics=controller.metrics).attach()
             stack.callback(fallback.close)
             controller.table.settings.camera_fallback = True  # the misread remedy says so
             started.checks.append(fallback)

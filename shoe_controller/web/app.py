@@ -253,6 +253,15 @@ def create_app(hub_ref: WebServer, controller: TableController,
         """FastAPI's usual address for the docs: the offline ones here."""
         return RedirectResponse("/api/docs", status_code=307)
 
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        """Prometheus metrics of the table (docs/metrics.md). A plain ``def``: FastAPI runs it
+        in a worker thread, so a scrape never holds up the display's event loop."""
+        from shoe_controller.metrics import CONTENT_TYPE
+
+        return Response(controller.metrics.exposition(), media_type=CONTENT_TYPE,
+                        headers={"Cache-Control": "no-store"})
+
     @app.get("/api/state", response_model=schema.State, tags=["table"])
     async def state() -> Any:
         """Everything the dealer display shows, as of the last update."""

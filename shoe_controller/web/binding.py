@@ -39,9 +39,9 @@ class HttpSettingsError(ConfigError):
     """``--http`` and its options do not make a safe, possible listener."""
 
 
-def parse_http(text: str) -> tuple[str, int]:
+def parse_http(text: str, option: str = "--http") -> tuple[str, int]:
     """``--http`` -> (host, port). ``PORT`` and ``:PORT`` mean 127.0.0.1; ``HOST:PORT``;
-    IPv6 as ``[::1]:8080``."""
+    IPv6 as ``[::1]:8080``. ``option``: the option named in errors (``--metrics`` too)."""
     value = str(text).strip()
     host, sep, port = value.rpartition(":")
     if not sep:
@@ -50,13 +50,13 @@ def parse_http(text: str) -> tuple[str, int]:
         host = DEFAULT_HOST
     if host.startswith("["):
         if not host.endswith("]") or len(host) < 3:
-            raise HttpSettingsError(f"--http {text!r}: an IPv6 host is written [ADDRESS]:PORT")
+            raise HttpSettingsError(f"{option} {text!r}: an IPv6 host is written [ADDRESS]:PORT")
         host = host[1:-1]
     elif ":" in host:
-        raise HttpSettingsError(f"--http {text!r}: write an IPv6 host as [ADDRESS]:PORT")
+        raise HttpSettingsError(f"{option} {text!r}: write an IPv6 host as [ADDRESS]:PORT")
     if not port.isdigit() or not 0 <= int(port) <= 65535 or not host.strip():
         raise HttpSettingsError(
-            f"--http {text!r}: expected PORT (on 127.0.0.1), :PORT or HOST:PORT, e.g. 8080 or "
+            f"{option} {text!r}: expected PORT (on 127.0.0.1), :PORT or HOST:PORT, e.g. 8080 or "
             "127.0.0.1:8080")
     return host.strip(), int(port)
 

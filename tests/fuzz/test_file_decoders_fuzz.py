@@ -232,6 +232,8 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "journal_key_file": paths,
     "table_ca_file": paths,
     "table_down_policy": st.sampled_from([*TABLE_DOWN_POLICIES, "Keep-Dealing", "panic"]),
+    "metrics": st.sampled_from(["9108", ":9108", "0.0.0.0:9108", "[::1]:9108", "x", ""])
+    | st.integers(),
 }
 config_documents = st.fixed_dictionaries(
     {},
