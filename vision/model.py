@@ -500,12 +500,15 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
         scores[held] = design[np.array(firsts)[held]] @ weights
     enrolled = np.isin(np.arange(52), labels)
     predicted, confidence = _linear_read(scores, enrolled)
-    distances = np.sqrt(np.maximum(2.0 - 2.0 * (vectors[firsts] @ vectors.T), 0.0))
-    distances[frames[:, None] == row_frame[None, :]] = np.inf  # never votes for itself
+    # Is it the deck at all: the distance to the nearest enrolment region (the regions
+    # themselves, not their copies: a seventeenth of the time per read).
+    originals = vectors[firsts]
+    distances = np.sqrt(np.maximum(2.0 - 2.0 * (originals @ originals.T), 0.0))
+    distances[frames, frames] = np.inf  # never votes for itself
     d_best = distances.min(axis=1)
     max_distance, threshold, enrolment = _limits(labels, d_best, predicted, confidence,
                                                  MIN_THRESHOLD, ROI_DISTANCE_SLACK)
-    return DeckModel(name, ROI_LAYOUT, vectors, row_labels, max_distance, threshold,
+    return DeckModel(name, ROI_LAYOUT, originals, labels, max_distance, threshold,
                      enrolment, both_ways=True, roi=roi, weights=ridge.weights())
 
 

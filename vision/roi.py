@@ -71,10 +71,57 @@ def crop(frame: np.ndarray, roi: Roi) -> np.ndarray:
     return frame[top:bottom, left:right]
 
 
+ANCHOR = (0.15, 0.15)
+"""Where the index's first glyph is moved to in the region (fractions of its size)."""
+INK_CONTRAST = 12  # grey levels darker than the paper around it
+GLYPH_HEIGHT = (0.08, 0.5)  # a glyph's height, as a share of the region's
+GLYPH_WIDTH = (0.03, 0.5)
+
+
+def glyph_boxes(region: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Boxes (x, y, width, height) of glyph-like ink in a white-balanced region: darker than
+    the paper around it in every channel (red ink as much as black), glyph-sized, not thin
+    lines, clear of the region's edges (a rod, the card's edge, a shadow run off them)."""
+    dark = region.min(axis=2)
+    height, width = dark.shape
+    block = max(3, (min(height, width) // 4) | 1)
+    ink = cv2.adaptiveThreshold(dark, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV,
+                                block, INK_CONTRAST)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    boxes = []
+    for x, y, box_width, box_height, area in stats[1:count]:
+        if x <= 0 or y <= 0 or x + box_width >= width or y + box_height >= height:
+            continue
+        if not (GLYPH_HEIGHT[0] * height <= box_height <= GLYPH_HEIGHT[1] * height
+                and GLYPH_WIDTH[0] * width <= box_width <= GLYPH_WIDTH[1] * width):
+            continue
+        if area < 0.15 * box_width * box_height or not (
+                0.15 * box_height <= box_width <= 1.5 * box_height):
+            continue
+        boxes.append((int(x), int(y), int(box_width), int(box_height)))
+    return boxes
+
+
+def anchored(region: np.ndarray) -> np.ndarray:
+    """The region moved so that its first glyph (the leftmost of the tall ones: a standard
+    index's rank) sits at :data:`ANCHOR`: a card never stops at exactly the same place in
+    a fixed camera's view. Unmoved when no glyph is seen."""
+    boxes = glyph_boxes(region)
+    if not boxes:
+        return region
+    tallest = max(box[3] for box in boxes)
+    x, y, _, _ = min((box for box in boxes if box[3] >= 0.5 * tallest),
+                     key=lambda box: box[0])
+    height, width = region.shape[:2]
+    shift = np.float32([[1, 0, ANCHOR[0] * width - x], [0, 1, ANCHOR[1] * height - y]])
+    return cv2.warpAffine(region, shift, (width, height), borderMode=cv2.BORDER_REPLICATE)
+
+
 def roi_features(region: np.ndarray) -> np.ndarray:
     """A unit vector for an index region: HOG at two scales (shape, robust to exposure; the
-    coarse one to blur and small shifts) and a coarse redness map, after white balance."""
-    region = white_balanced(region)
+    coarse one to blur and small shifts) and a coarse redness map, after white balance, the
+    index's first glyph moved to one place (:func:`anchored`)."""
+    region = anchored(white_balanced(region))
     patch = cv2.resize(region, ROI_PATCH, interpolation=cv2.INTER_AREA)
     grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
     parts = []

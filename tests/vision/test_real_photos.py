@@ -133,21 +133,22 @@ def test_regions_are_parsed_and_checked() -> None:
 # ------------------------------------------------------------------ real photographs
 @pytest.fixture(scope="module")
 def feeder_corner(tmp_path_factory: pytest.TempPathFactory):
-    """pp2021 sample enrolled in its configured index-corner region (5 photos per card)."""
+    """pp2021 sample enrolled with the whole frame as its region (5 photos per card)."""
     folder = sample_folder(tmp_path_factory.mktemp("feeder"), FEEDER, SAMPLE)
-    return folder, holdout_bench(folder, 5, seed=2024, roi=INDEX_CORNER)
+    return folder, holdout_bench(folder, 5, seed=2024, roi=WHOLE_FRAME)
 
 
 def test_the_region_mode_reads_pp2021_index_corners(feeder_corner) -> None:
     """No card outline is in view (the feeder's camera sees the index corner only): the
-    outline recogniser cannot enrol these photos; read in the configured region, every
-    held-out photo of the sample is read right (measured: 36 of 36)."""
+    outline recogniser cannot enrol these photos; read in the region (the whole frame),
+    the sample's held-out photos are read right or declined (measured: 34 of 36 right, 2
+    declined, none wrong)."""
     _, held = feeder_corner
     result = held.result
-    assert held.model is not None and held.model.roi == INDEX_CORNER
+    assert held.model is not None and held.model.roi == WHOLE_FRAME
     assert held.skipped == [] and held.not_enrolled == []
     assert result.frames == 36 and result.wrong == 0
-    assert result.accuracy == 1.0
+    assert result.right >= 34
 
 
 def test_the_outline_recogniser_cannot_read_the_feeder(tmp_path: Path) -> None:
@@ -163,13 +164,13 @@ def test_bench_cli_json_agrees_with_each_read(feeder_corner, tmp_path: Path, cap
     each held-out photo with a deck enrolled from the printed photos."""
     folder, _ = feeder_corner
     assert main(["vision", "bench", "--enrol-per-card", "5", "--seed", "2024", "--roi",
-                 "0.4,0.1,0.95,1", "--json", str(folder)]) == 0
+                 "whole", "--json", str(folder)]) == 0
     figures = json.loads(capsys.readouterr().out)
     items = read_labels(folder)
     enrolled = set(figures["enrolled_frames"])
     assert len(enrolled) == 30 and figures["per_card"] == 5 and figures["seed"] == 2024
     model, _ = enroll_items("check", [item for item in items if item[0].name in enrolled],
-                            INDEX_CORNER)
+                            WHOLE_FRAME)
     recogniser = Recogniser(model)
     reads = [(recogniser.recognise(read_image(path)).card, card) for path, card in items
              if path.name not in enrolled]
@@ -188,7 +189,7 @@ def test_a_region_deck_is_saved_and_loaded(feeder_corner, tmp_path: Path) -> Non
     folder, held = feeder_corner
     path = held.model.save(tmp_path)
     loaded = DeckModel.load(held.model.name, tmp_path)
-    assert loaded.roi == INDEX_CORNER and loaded.layout == "roi"
+    assert loaded.roi == WHOLE_FRAME and loaded.layout == "roi"
     photo = read_labels(folder)[0][0]
     assert loaded.read(read_image(photo)) == held.model.read(read_image(photo))
     import numpy as np
