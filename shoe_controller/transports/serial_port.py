@@ -251,6 +251,8 @@ def _close_socket_at_once(port: object) -> None:
     after it ("give the server some time"), which stalled the shoe's line for 0.3 s at every
     reconnection of a flaky TCP line. Marking the port closed skips that sleep; nothing else
     of pyserial's close is needed for a socket."""
+    if not type(port).__module__.endswith("protocol_socket"):
+        return  # rfc2217:// has a socket too, and a reader thread its close() must join
     sock = getattr(port, "_socket", None)
     if sock is None:
         return
