@@ -167,15 +167,21 @@ class TableMetrics:
                     latched: Iterable[Any]) -> None:
         """A journal record replayed at start: only what spans a restart (open
         irregularities, the round in progress) is followed; nothing is counted."""
-        self._follow(wall_time, events, latched, count=False)
+        try:
+            self._follow(wall_time, events, latched, count=False)
+        except Exception:  # metrics must never stop the table
+            log.exception("metrics: replayed record not followed")
 
     def on_record(self, kind: str, wall_time: float, events: Iterable[Mapping[str, Any]],
                   latched: Iterable[Any]) -> None:
         """A journal record of input ``kind`` was applied: count what its events say.
         ``latched``: the table's latched irregularities after it."""
-        if kind == "misread":
-            self._misreads.inc()
-        self._follow(wall_time, events, latched, count=True)
+        try:
+            if kind == "misread":
+                self._misreads.inc()
+            self._follow(wall_time, events, latched, count=True)
+        except Exception:  # metrics must never stop the table
+            log.exception("metrics: record not counted")
 
     def _follow(self, wall_time: float, events: Iterable[Mapping[str, Any]],
                 latched: Iterable[Any], *, count: bool) -> None:
