@@ -590,6 +590,11 @@ class Link:
             deadlines.append(resend)
         if ack_ready:
             deadlines.append(self._ack_due)
+        elif self._ack_pending:
+            # Held for the owner's commit, which may come from another thread while our
+            # owner waits on this deadline: look again within an acknowledgement delay, so
+            # that an acknowledgement no frame of the owner's carries goes out in time.
+            deadlines.append(self._now + max(self.config.ack_delay, 0.0005))
         return min(deadlines)
 
     # ------------------------------------------------------------------ sending internals

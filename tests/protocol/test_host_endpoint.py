@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from firmware_protocol.cobs import cobs_encode
 from firmware_protocol.codec import HEADER, Frame, FrameDecoder, encode_frame
 from firmware_protocol.crc import crc32
@@ -88,3 +90,17 @@ def test_link_events_need_no_commit() -> None:
     assert isinstance(endpoint.take(), LinkUp)
     endpoint.receive(encode_frame(Ack(), 0, ISN), 0.1)
     assert endpoint.may_send and endpoint.take() is None
+
+
+def test_an_acknowledgement_held_for_the_commit_keeps_the_owner_polling() -> None:
+    """The commit comes from the controller's thread while the I/O thread waits on
+    next_deadline(): that wait must stay short while an acknowledgement is held, or one that
+    no command carries would wait for the I/O thread's longest sleep."""
+    endpoint = connected()
+    endpoint.receive(encode_frame(card(1), ISN, reliable=True), 0.1)
+    assert endpoint.take() == card(1)
+    endpoint.poll(0.1)
+    assert endpoint.next_deadline() == pytest.approx(0.1 + LinkConfig().ack_delay)
+    endpoint.commit(0.1005)
+    endpoint.poll(0.1011)
+    assert acks(endpoint.data_to_send(0.1016)) == [ISN + 1]  # alone, an ack_delay after commit
