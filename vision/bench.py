@@ -144,11 +144,16 @@ class BenchResult:
     declined_as: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(true card, best guess) of every declined read whose best guess was another card."""
     sessions: dict[str, BenchResult] = field(default_factory=dict)
+    cpu_seconds: list[float] = field(default_factory=list)
+    """CPU time of each read (this thread's): what one core spends, whatever else runs."""
 
-    def add(self, truth: Card, read: Any, name: str) -> None:
-        """Count one read (a :class:`vision.recognise.Recognition`) of a ``truth`` frame."""
+    def add(self, truth: Card, read: Any, name: str, cpu: float | None = None) -> None:
+        """Count one read (a :class:`vision.recognise.Recognition`) of a ``truth`` frame;
+        ``cpu``: the CPU time it took, when measured."""
         self.frames += 1
         self.seconds.append(read.seconds)
+        if cpu is not None:
+            self.cpu_seconds.append(cpu)
         if read.card is None:
             self.declined += 1
             if read.best_guess is not None and read.best_guess != truth:
@@ -176,10 +181,14 @@ class BenchResult:
     def percentile_ms(self, q: float) -> float:
         return float(np.percentile(self.seconds, q) * 1000) if self.seconds else 0.0
 
+    def cpu_percentile_ms(self, q: float) -> float:
+        return float(np.percentile(self.cpu_seconds, q) * 1000) if self.cpu_seconds else 0.0
+
     def to_dict(self) -> dict[str, Any]:
         return {"frames": self.frames, "accuracy": self.accuracy, "precision": self.precision,
                 "decline_rate": self.decline_rate, "p50_ms": self.percentile_ms(50),
-                "p95_ms": self.percentile_ms(95), "right": self.right, "wrong": self.wrong,
+                "p95_ms": self.percentile_ms(95), "cpu_p50_ms": self.cpu_percentile_ms(50),
+                "cpu_p95_ms": self.cpu_percentile_ms(95), "right": self.right, "wrong": self.wrong,
                 "declined": self.declined, "mistakes": self.mistakes,
                 "confusions": [{"card": truth, "read_as": read, "count": count}
                                for (truth, read), count in self.confusions.most_common()],
@@ -199,12 +208,14 @@ def measure(recogniser: Recogniser, items: Iterable[tuple[np.ndarray | Path, Car
     result = BenchResult()
     for frame, card in items:
         image = read_image(frame) if isinstance(frame, Path) else frame
+        cpu = time.thread_time()
         read = recogniser.recognise(image)
+        cpu = time.thread_time() - cpu
         name = frame.name if isinstance(frame, Path) else f"frame {result.frames + 1}"
-        result.add(card, read, name)
+        result.add(card, read, name, cpu)
         session = (sessions or {}).get(name, "")
         if session:
-            result.sessions.setdefault(session, BenchResult()).add(card, read, name)
+            result.sessions.setdefault(session, BenchResult()).add(card, read, name, cpu)
     return result
 
 

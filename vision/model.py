@@ -452,6 +452,9 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
 
 
 ROI_SEED = 16
+LINEAR_TARGET = 3.0
+"""The score a region deck's classifier is taught for a photo's card: 1 for the card, 1 for
+its rank, 1 for its suit."""
 """Seeds the jittered copies of enrolment regions: the same frames enrol the same model."""
 
 
@@ -514,12 +517,16 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
 
 def _linear_read(scores: np.ndarray, enrolled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The card and the confidence of rows of linear scores (cards never enrolled score
-    nothing): the margin of the best score over the next, as a share of the best's."""
+    nothing): the margin of the best score over the next, as a share of a perfect score
+    (:data:`LINEAR_TARGET`: card, rank and suit each 1). Not as a share of the best score:
+    a photo unlike any enrolled (another session's light, a card stopped elsewhere) scores
+    low on every card, and its margin over a low score looked sure; several such held-out
+    reads were wrong and set the threshold high above the rest."""
     scores = np.where(enrolled[None, :], scores, -np.inf)
     order = np.argsort(-scores, axis=1)
     rows = np.arange(len(scores))
     best, second = scores[rows, order[:, 0]], scores[rows, order[:, 1]]
-    confidence = np.clip((best - second) / np.maximum(np.abs(best), 1e-6), 0.0, 1.0)
+    confidence = np.clip((best - second) / LINEAR_TARGET, 0.0, 1.0)
     return order[:, 0], np.where(np.isfinite(second), confidence, 0.0)
 
 

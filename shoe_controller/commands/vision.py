@@ -144,6 +144,9 @@ def _print_figures(result) -> None:  # type: ignore[no-untyped-def]
     print(f"  decline rate         {result.decline_rate:8.2%}")
     print(f"  time per frame       p50 {result.percentile_ms(50):.1f} ms, "
           f"p95 {result.percentile_ms(95):.1f} ms")
+    if result.cpu_seconds:
+        print(f"  CPU per frame        p50 {result.cpu_percentile_ms(50):.1f} ms, "
+              f"p95 {result.cpu_percentile_ms(95):.1f} ms (one core, whatever else runs)")
     for name, session in sorted(result.sessions.items()):
         print(f"  session {name:12s} {session.frames:5d} frames: accuracy "
               f"{session.accuracy:7.2%}, precision {session.precision:7.2%}, declined "

@@ -230,3 +230,12 @@ def test_ov7670_sessions_are_counted_apart(tmp_path: Path) -> None:
     assert result.frames == 6 and sum(s.frames for s in result.sessions.values()) == 6
     assert set(result.sessions) <= {"a", "b", "c"} and len(result.sessions) >= 2
     assert result.wrong == 0
+
+
+def test_bench_needs_a_deck_or_an_enrolment_draw(tmp_path: Path, capsys) -> None:
+    assert main(["vision", "bench", str(tmp_path)]) == 1
+    assert "give --deck NAME, or --enrol-per-card N" in capsys.readouterr().err
+    assert main(["vision", "bench", "--enrol-per-card", "1", str(tmp_path)]) == 1
+    assert "at least 2 photos per card" in capsys.readouterr().err
+    assert main(["vision", "enroll", "--deck", "d", "--roi", "1,0,0.5,1", str(tmp_path)]) == 1
+    assert "not inside the frame" in capsys.readouterr().err
