@@ -148,18 +148,20 @@ FOLDS = 5
 def jittered(region: np.ndarray, rng: np.random.Generator, count: int = JITTERS
              ) -> list[np.ndarray]:
     """``count`` copies of a region as a fixed camera might see it next time: shifted up to
-    10 % of its size, scaled by up to 10 %, turned up to 4 degrees, lighter or darker (gain
-    and gamma), a colour cast, some blurred."""
+    10 % of its size, scaled by up to 15 %, turned up to 4 degrees, lighter or darker (gain
+    and gamma), a colour cast of up to 25 % per channel, some blurred. (A cast of 15 % and
+    a scale of 10 % left more held-out pp2021 reads wrong, and the threshold higher: 66.7 %
+    read on draw 7 against 80.7 %; 98.3 % against 97.9 % on draw 2024.)"""
     height, width = region.shape[:2]
     copies = []
     for _ in range(count):
         angle = rng.uniform(-4, 4)
-        scale = rng.uniform(0.9, 1.1)
+        scale = rng.uniform(0.85, 1.15)
         matrix = cv2.getRotationMatrix2D((width / 2, height / 2), angle, scale)
         matrix[:, 2] += (rng.uniform(-0.1, 0.1) * width, rng.uniform(-0.1, 0.1) * height)
         moved = cv2.warpAffine(region, matrix, (width, height), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE).astype(np.float32) / 255.0
-        cast = rng.uniform(0.85, 1.15, size=3).astype(np.float32)
+        cast = rng.uniform(0.75, 1.25, size=3).astype(np.float32)
         moved = np.clip(moved * cast * rng.uniform(0.7, 1.3), 0, 1) ** rng.uniform(0.7, 1.4)
         image = (moved * 255).astype(np.uint8)
         if rng.random() < 0.4:
