@@ -540,8 +540,8 @@ class Link:
         cut and reopened): whatever was in flight on the old one is gone, and the timer has
         backed off while nothing could get through. Resend what is unacknowledged at once,
         owe the peer an acknowledgement, and (revision 1.2) ask it by a Nak for what it had
-        in flight to us. Each TCP cut of a bad line used to cost a backed-off timeout (about
-        0.4 s) on each side."""
+        in flight to us, instead of waiting for timers that backed off while the line was
+        down."""
         self._now = max(self._now, now)
         if self._state is not LinkState.UP:
             self._next_hello = min(self._next_hello, now)  # host: say hello on the new line
