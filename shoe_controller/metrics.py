@@ -26,7 +26,6 @@ Served by ``GET /metrics`` on the dealer display (``--http``) and, with ``--metr
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -300,122 +299,109 @@ class _TableCollector(Collector):
     def _family(self, cls: Any, name: str, doc: str, labels: tuple[str, ...] = ()) -> Any:
         return cls(name, doc, labels=("table_id", *labels))
 
+    def _single(self, cls: Any, name: str, doc: str, value: float) -> Metric:
+        """A family of one series, labelled with the table only."""
+        family = self._family(cls, name, doc)
+        family.add_metric([self.metrics.table_id], value)
+        return family
+
     def _link(self) -> Iterator[Metric]:
         t = self.metrics.table_id
         connection = getattr(self.controller, "connection", None)
         link = getattr(connection, "link", None)
         stats = getattr(link, "stats", None)
         decoder: Mapping[str, int] = getattr(link, "decoder_stats", None) or {}  # a property
-        sent = self._family(CounterMetricFamily, "shoe_link_frames_sent",
-                            "Frames the host sent to the shoe (data, acks, heartbeats, hellos, "
-                            "naks, retransmissions)")
-        sent.add_metric([t], getattr(stats, "frames_sent", 0))
-        yield sent
-        received = self._family(CounterMetricFamily, "shoe_link_frames_received",
-                                "CRC-valid frames the host received from the shoe")
-        received.add_metric([t], decoder.get("frames", 0))
-        yield received
+        yield self._single(CounterMetricFamily, "shoe_link_frames_sent",
+                           "Frames the host sent to the shoe (data, acks, heartbeats, hellos, "
+                           "naks, retransmissions)",
+                           getattr(stats, "frames_sent", 0))
+        yield self._single(CounterMetricFamily, "shoe_link_frames_received",
+                           "CRC-valid frames the host received from the shoe",
+                           decoder.get("frames", 0))
         resent = self._family(CounterMetricFamily, "shoe_link_retransmissions",
                               "Frames sent again: on a retransmission timeout (timeout) or "
                               "because a Nak said they were missing (nak)", ("trigger",))
         resent.add_metric([t, "timeout"], getattr(stats, "retransmissions", 0))
         resent.add_metric([t, "nak"], getattr(stats, "fast_retransmissions", 0))
         yield resent
-        crc = self._family(CounterMetricFamily, "shoe_link_crc_errors",
-                           "Frames from the shoe that failed their CRC-32")
-        crc.add_metric([t], decoder.get("bad_crc", 0))
-        yield crc
+        yield self._single(CounterMetricFamily, "shoe_link_crc_errors",
+                           "Frames from the shoe that failed their CRC-32",
+                           decoder.get("bad_crc", 0))
         errors = self._family(CounterMetricFamily, "shoe_link_frame_errors",
                               "Frames from the shoe thrown away, by reason", ("reason",))
         for reason in FRAME_ERRORS:
             errors.add_metric([t, reason], decoder.get(reason, 0))
         yield errors
-        garbage = self._family(CounterMetricFamily, "shoe_link_garbage_bytes",
-                               "Bytes from the shoe that formed no valid frame")
-        garbage.add_metric([t], decoder.get("garbage_bytes", 0))
-        yield garbage
+        yield self._single(CounterMetricFamily, "shoe_link_garbage_bytes",
+                           "Bytes from the shoe that formed no valid frame",
+                           decoder.get("garbage_bytes", 0))
         naks = self._family(CounterMetricFamily, "shoe_link_naks",
                             "Naks (selective negative acknowledgements) by direction",
                             ("direction",))
         naks.add_metric([t, "sent"], getattr(stats, "naks_sent", 0))
         naks.add_metric([t, "received"], getattr(stats, "naks_received", 0))
         yield naks
-        duplicates = self._family(CounterMetricFamily, "shoe_link_duplicates",
-                                  "Reliable frames the shoe sent again that the host already "
-                                  "had (suppressed)")
-        duplicates.add_metric([t], getattr(stats, "duplicates", 0))
-        yield duplicates
+        yield self._single(CounterMetricFamily, "shoe_link_duplicates",
+                           "Reliable frames the shoe sent again that the host already "
+                           "had (suppressed)",
+                           getattr(stats, "duplicates", 0))
         transport = getattr(connection, "transport", None)
-        reconnections = self._family(CounterMetricFamily, "shoe_transport_reconnections",
-                                     "Times the port to the shoe was opened again after it "
-                                     "failed")
-        reconnections.add_metric([t], getattr(transport, "reconnections", 0))
-        yield reconnections
-        up = self._family(GaugeMetricFamily, "shoe_link_up",
-                          "1 while the shoe link is up (handshake done, frames arriving)")
-        up.add_metric([t], 1.0 if getattr(self.controller, "_shoe_link_up", False) else 0.0)
-        yield up
+        yield self._single(CounterMetricFamily, "shoe_transport_reconnections",
+                           "Times the port to the shoe was opened again after it "
+                           "failed",
+                           getattr(transport, "reconnections", 0))
+        yield self._single(GaugeMetricFamily, "shoe_link_up",
+                           "1 while the shoe link is up (handshake done, frames arriving)",
+                           1.0 if getattr(self.controller, "_shoe_link_up", False) else 0.0)
 
     def _reporter(self) -> Iterator[Metric]:
-        t = self.metrics.table_id
         reporter = getattr(self.controller, "reporter", None)
-        enabled = self._family(GaugeMetricFamily, "shoe_table_system_enabled",
-                               "1 if this table reports to a table system (table_url)")
-        enabled.add_metric([t], 0.0 if reporter is None else 1.0)
-        yield enabled
-        connected = self._family(GaugeMetricFamily, "shoe_table_system_connected",
-                                 "1 while an authenticated session with the table system is up")
-        connected.add_metric([t], 1.0 if reporter is not None and reporter.connected else 0.0)
-        yield connected
+        yield self._single(GaugeMetricFamily, "shoe_table_system_enabled",
+                           "1 if this table reports to a table system (table_url)",
+                           0.0 if reporter is None else 1.0)
+        yield self._single(GaugeMetricFamily, "shoe_table_system_connected",
+                           "1 while an authenticated session with the table system is up",
+                           1.0 if reporter is not None and reporter.connected else 0.0)
         backlog, age = backlog_of(reporter)
-        events = self._family(GaugeMetricFamily, "shoe_table_system_backlog_events",
-                              "Events numbered for the table system and not yet acknowledged "
-                              "by it")
-        events.add_metric([t], backlog)
-        yield events
-        oldest = self._family(GaugeMetricFamily, "shoe_table_system_backlog_age_seconds",
-                              "Age of the oldest event not yet acknowledged by the table "
-                              "system (0 when none is waiting)")
-        oldest.add_metric([t], age)
-        yield oldest
+        yield self._single(GaugeMetricFamily, "shoe_table_system_backlog_events",
+                           "Events numbered for the table system and not yet acknowledged "
+                           "by it",
+                           backlog)
+        yield self._single(GaugeMetricFamily, "shoe_table_system_backlog_age_seconds",
+                           "Age of the oldest event not yet acknowledged by the table "
+                           "system (0 when none is waiting)",
+                           age)
         stats = getattr(reporter, "stats", None)
-        sent = self._family(CounterMetricFamily, "shoe_table_system_events_sent",
-                            "Event messages sent to the table system (resends included)")
-        sent.add_metric([t], getattr(stats, "sent", 0))
-        yield sent
-        acked = self._family(CounterMetricFamily, "shoe_table_system_events_acked",
-                             "Events the table system acknowledged")
-        acked.add_metric([t], getattr(stats, "acked", 0))
-        yield acked
+        yield self._single(CounterMetricFamily, "shoe_table_system_events_sent",
+                           "Event messages sent to the table system (resends included)",
+                           getattr(stats, "sent", 0))
+        yield self._single(CounterMetricFamily, "shoe_table_system_events_acked",
+                           "Events the table system acknowledged",
+                           getattr(stats, "acked", 0))
 
     def _table(self) -> Iterator[Metric]:
         t = self.metrics.table_id
         controller = self.controller
         table = getattr(controller, "table", None)
         latched = list(getattr(table, "latched", ()))
-        now_latched = self._family(GaugeMetricFamily, "shoe_irregularities_latched",
-                                   "Irregularities latched now (exit locked until cleared)")
-        now_latched.add_metric([t], float(len(latched)))
-        yield now_latched
+        yield self._single(GaugeMetricFamily, "shoe_irregularities_latched",
+                           "Irregularities latched now (exit locked until cleared)",
+                           float(len(latched)))
         oldest = self.metrics._oldest_latch
-        age = self._family(GaugeMetricFamily, "shoe_irregularity_latched_age_seconds",
+        yield self._single(GaugeMetricFamily, "shoe_irregularity_latched_age_seconds",
                            "How long the oldest irregularity latched now has been latched "
-                           "(0 when none is)")
-        age.add_metric([t], max(0.0, time.time() - oldest) if latched and oldest else 0.0)
-        yield age
+                           "(0 when none is)",
+                           max(0.0, time.time() - oldest) if latched and oldest else 0.0)
         view = getattr(controller, "_view", None)
-        locked = self._family(GaugeMetricFamily, "shoe_exit_locked",
-                              "1 while the table keeps the shoe's exit locked")
-        locked.add_metric([t], 1.0 if view is None or view.exit_locked else 0.0)
-        yield locked
-        shoe = self._family(GaugeMetricFamily, "shoe_table_shoe_number",
-                            "The shoe in play (counted over the journal's life)")
-        shoe.add_metric([t], float(getattr(table, "shoe_number", 0)))
-        yield shoe
-        round_ = self._family(GaugeMetricFamily, "shoe_table_round_number",
-                              "The round in play (or last played) in this shoe")
-        round_.add_metric([t], float(getattr(table, "round_number", 0)))
-        yield round_
+        yield self._single(GaugeMetricFamily, "shoe_exit_locked",
+                           "1 while the table keeps the shoe's exit locked",
+                           1.0 if view is None or view.exit_locked else 0.0)
+        yield self._single(GaugeMetricFamily, "shoe_table_shoe_number",
+                           "The shoe in play (counted over the journal's life)",
+                           float(getattr(table, "shoe_number", 0)))
+        yield self._single(GaugeMetricFamily, "shoe_table_round_number",
+                           "The round in play (or last played) in this shoe",
+                           float(getattr(table, "round_number", 0)))
         info = self._family(GaugeMetricFamily, "shoe_controller_info",
                             "The controller's version and the game it plays (always 1)",
                             ("version", "profile"))
@@ -425,25 +411,13 @@ class _TableCollector(Collector):
 
 
 def backlog_of(reporter: Any) -> tuple[float, float]:
-    """(events not acknowledged, age in seconds of the oldest) of a table-system reporter.
-
-    The oldest unacknowledged event is in memory (the stream keeps every one) unless it was
-    numbered before this process started and the table system has not said since what it has:
-    its time is then read from the first one in memory, a lower bound."""
+    """(events not acknowledged, age in seconds of the oldest) of a table-system reporter
+    (:meth:`TableSystemReporter.backlog`; the age is a lower bound right after a restart)."""
     if reporter is None:
         return 0.0, 0.0
-    lock = getattr(reporter, "_lock", None)
-    stream = reporter.stream
-    with lock if lock is not None else threading.Lock():
-        unacked = stream.unacked
-        if unacked <= 0:
-            return 0.0, 0.0
-        messages = stream._messages
-        oldest_at = None
-        if messages:
-            index = max(0, stream.acked + 1 - messages[0].seq)
-            if index < len(messages):
-                oldest_at = messages[index].at
+    unacked, oldest_at = reporter.backlog()
+    if unacked <= 0:
+        return 0.0, 0.0
     age = 0.0 if oldest_at is None else max(0.0, time.time() - oldest_at)
     return float(unacked), age
 
@@ -462,8 +436,11 @@ def check_metrics_port(host: str, port: int) -> None:
     try:
         socket.create_server((host, port)).close()
     except OSError as exc:
-        raise MetricsServerError(f"metrics: cannot listen on {host}:{port}: "
-                                 f"{exc.strerror or exc}") from None
+        raise _cannot_listen(host, port, exc) from None
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> MetricsServerError:
+    return MetricsServerError(f"metrics: cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 class MetricsServer:
@@ -477,8 +454,7 @@ class MetricsServer:
             self._server, self._thread = start_http_server(port, addr=host,
                                                            registry=metrics.registry)
         except OSError as exc:
-            raise MetricsServerError(f"metrics: cannot listen on {host}:{port}: "
-                                     f"{exc.strerror or exc}") from None
+            raise _cannot_listen(host, port, exc) from None
         bound = self._server.server_address[1]
         shown = f"[{host}]" if ":" in host else host
         self.port = int(bound)

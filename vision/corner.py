@@ -49,11 +49,8 @@ def box_features(card: np.ndarray, box: Box) -> np.ndarray:
     whole = box == WHOLE
     patch = cv2.resize(patch, WHOLE_PATCH if whole else PATCH, interpolation=cv2.INTER_AREA)
     grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
-    shape = (_hog_whole if whole else _hog).compute(grey).ravel()
-    shape /= float(np.linalg.norm(shape)) + 1e-6
-    blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
-    redness = np.clip(red - (green + blue) / 2, 0, 1)
-    redness = cv2.resize(redness, REDNESS_CELLS, interpolation=cv2.INTER_AREA).ravel()
+    shape = unit((_hog_whole if whole else _hog).compute(grey).ravel())
+    redness = redness_map(patch, REDNESS_CELLS)
     return np.concatenate([shape, REDNESS_WEIGHT * redness]).astype(np.float32)
 
 
@@ -68,7 +65,7 @@ def white_balanced(card: np.ndarray) -> np.ndarray:
 def features(card: np.ndarray, layout: str) -> np.ndarray:
     """The unit-length feature vector of the card's index boxes for ``layout``."""
     card = white_balanced(card)
-    return _unit(np.concatenate([box_features(card, box) for box in LAYOUTS[layout]]))
+    return unit(np.concatenate([box_features(card, box) for box in LAYOUTS[layout]]))
 
 
 def features_by_layout(card: np.ndarray) -> dict[str, np.ndarray]:
@@ -77,12 +74,21 @@ def features_by_layout(card: np.ndarray) -> dict[str, np.ndarray]:
     card = white_balanced(card)
     boxes = {box: box_features(card, box)
              for box in dict.fromkeys(box for boxes in LAYOUTS.values() for box in boxes)}
-    return {layout: _unit(np.concatenate([boxes[box] for box in layout_boxes]))
+    return {layout: unit(np.concatenate([boxes[box] for box in layout_boxes]))
             for layout, layout_boxes in LAYOUTS.items()}
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
+def unit(vector: np.ndarray) -> np.ndarray:
+    """``vector`` scaled to length 1 (a zero vector stays zero)."""
     return vector / (float(np.linalg.norm(vector)) + 1e-6)
+
+
+def redness_map(patch: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
+    """How much redder than grey each of ``cells`` of a BGR patch is (0..1), flattened: a
+    heart and a spade differ in colour as well as shape."""
+    blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
+    redness = np.clip(red - (green + blue) / 2, 0, 1)
+    return cv2.resize(redness, cells, interpolation=cv2.INTER_AREA).ravel()
 
 
 def orientations(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -118,16 +124,10 @@ def glyph_features(card: np.ndarray, box: Box, *, colour: bool) -> np.ndarray:
     x0, y0, x1, y1 = box
     patch = card[int(y0 * height):int(y1 * height), int(x0 * width):int(x1 * width)]
     patch = cv2.resize(patch, GLYPH_PATCH, interpolation=cv2.INTER_AREA)
-    shape = _hog_glyph.compute(cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)).ravel()
-    shape /= float(np.linalg.norm(shape)) + 1e-6
-    parts = [shape]
+    parts = [unit(_hog_glyph.compute(cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)).ravel())]
     if colour:
-        blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
-        redness = np.clip(red - (green + blue) / 2, 0, 1)
-        parts.append(REDNESS_WEIGHT * cv2.resize(redness, (4, 4),
-                                                 interpolation=cv2.INTER_AREA).ravel())
-    vector = np.concatenate(parts).astype(np.float32)
-    return vector / (float(np.linalg.norm(vector)) + 1e-6)
+        parts.append(REDNESS_WEIGHT * redness_map(patch, (4, 4)))
+    return unit(np.concatenate(parts).astype(np.float32))
 
 
 def index_features(card: np.ndarray, split: Split) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.corner import REDNESS_WEIGHT, white_balanced
+from vision.corner import REDNESS_WEIGHT, redness_map, unit, white_balanced
 
 Roi = tuple[float, float, float, float]  # x0, y0, x1, y1 as fractions of the frame
 WHOLE_FRAME: Roi = (0.0, 0.0, 1.0, 1.0)
@@ -127,14 +127,9 @@ def roi_features(region: np.ndarray) -> np.ndarray:
     parts = []
     for hog, size in ((_hog, None), (_hog_coarse, COARSE_PATCH)):
         image = grey if size is None else cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
-        shape = hog.compute(image).ravel()
-        parts.append(shape / (float(np.linalg.norm(shape)) + 1e-6))
-    blue, green, red = cv2.split(patch.astype(np.float32) / 255.0)
-    redness = np.clip(red - (green + blue) / 2, 0, 1)
-    parts.append(REDNESS_WEIGHT * cv2.resize(redness, (8, 8),
-                                             interpolation=cv2.INTER_AREA).ravel())
-    vector = np.concatenate(parts).astype(np.float32)
-    return vector / (float(np.linalg.norm(vector)) + 1e-6)
+        parts.append(unit(hog.compute(image).ravel()))
+    parts.append(REDNESS_WEIGHT * redness_map(patch, (8, 8)))
+    return unit(np.concatenate(parts).astype(np.float32))
 
 
 JITTERS = 16

@@ -182,6 +182,12 @@ class TableSystemReporter:
         """An authenticated session with the table system is up."""
         return self._connected
 
+    def backlog(self) -> tuple[int, float | None]:
+        """(events not yet acknowledged, when the oldest of them was recorded): for
+        monitoring, read from any thread."""
+        with self._lock:
+            return self.stream.unacked, self.stream.oldest_unacked_at()
+
     @property
     def drives_betting(self) -> bool:
         """The table system is connected and opens and closes betting itself."""

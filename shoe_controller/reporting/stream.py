@@ -287,6 +287,17 @@ class EventStream:
     def unacked(self) -> int:
         return self.head - self.acked
 
+    def oldest_unacked_at(self) -> float | None:
+        """When the oldest event not yet acknowledged was recorded (None when none waits).
+
+        That event is in memory unless it was numbered before this process started and the
+        table system has not said since what it has: the first one in memory is then taken,
+        a lower bound of the backlog's age."""
+        if self.unacked <= 0 or not self._messages:
+            return None
+        index = max(0, self.acked + 1 - self._messages[0].seq)
+        return self._messages[index].at if index < len(self._messages) else None
+
 
 def _keys(value: Any) -> list[str]:
     if not value:
