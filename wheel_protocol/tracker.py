@@ -1,0 +1,448 @@
+"""The game tracker: parsed wheel messages and time in, game events out (pure, no I/O).
+
+A real wheel repeats each status many times, may keep its spin counter across games and may
+repeat or lose a result line; the status's "last winning number" is the *previous* game's in
+every state but 5. The tracker therefore follows the wheel's *state* per game, never the spin
+counter, and takes a number only
+
+* for a game it opened a betting round for (state 2, or :meth:`GameTracker.open_betting` when
+  the host starts games), and
+* after it saw that game's ball launched (state 3 or 4), so a status still showing state 5 of
+  the game before, or a late repeat of its result line, is never taken, and
+* once: from the first state-5 status, or from the bare result line when no state-5 status
+  confirms it within ``line_confirm_window`` (or the wheel has already moved on). When both
+  arrive they must agree; if they disagree before a number was accepted the game is void,
+  after, a latched fault asks the supervisor to check the pocket.
+
+Vendor guidance is applied with its grace periods as parameters (:class:`TrackerConfig`):
+launch-failed (flag 8) is ignored for the first seconds of state 3; ball-not-detected (flag 1)
+is tolerated for a few seconds, then voids the game; a misspin (flag 2) voids the game and the
+tracker sends ``*R`` so the wheel respins (the respin is a new game whose betting is already
+closed: ``RoundOpened(respin_of=...)``); a silent drop to state 6 mid-game voids it and asks
+for a self-test. Every call returns one ordered list of outputs (:mod:`wheel_protocol.events`).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from wheel_protocol.events import (
+    FaultCode,
+    GameVoided,
+    NoMoreBets,
+    NumberAccepted,
+    RoundOpened,
+    SelfTestResult,
+    SendCommand,
+    TrackerOutput,
+    VoidReason,
+    WheelFault,
+    WheelStatusChanged,
+)
+from wheel_protocol.messages import (
+    MIN_POLL_INTERVAL,
+    AcknowledgeVoid,
+    Direction,
+    Reply,
+    SelfTest,
+    StartGame,
+    Status,
+    StatusPoll,
+    Unparsed,
+    WarningFlag,
+    WheelMessage,
+    WheelState,
+    WinningNumberLine,
+)
+
+DIRECTIONS = ("alternate", "clockwise", "anticlockwise")
+
+
+class TrackerStateError(RuntimeError):
+    """A host action that the game's state does not allow (e.g. opening betting mid-game)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrackerConfig:
+    """How the wheel is run and the vendor's grace periods (seconds).
+
+    ``host_starts``: the host opens and closes betting and starts each game with ``*u``
+    (wheel mode bit 2); otherwise the wheel runs games and state 2 opens a round.
+    ``poll_interval``: send ``*X`` this often (None: the wheel sends status by itself).
+    ``status_timeout``: silence after which a latched NO_STATUS fault is raised (0: never).
+    """
+
+    host_starts: bool = False
+    poll_interval: float | None = None
+    launch_fail_grace: float = 3.0
+    ball_not_detected_grace: float = 5.0
+    line_confirm_window: float = 1.2
+    start_timeout: float = 10.0
+    status_timeout: float = 3.0
+    direction: str = "alternate"
+    first_game: int = 1
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("launch_fail_grace", "ball_not_detected_grace", "line_confirm_window",
+                     "start_timeout", "status_timeout"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                problems.append(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        poll = self.poll_interval
+        if poll is not None and not (isinstance(poll, (int, float)) and math.isfinite(poll)
+                                     and poll >= MIN_POLL_INTERVAL):
+            problems.append(f"poll_interval must be at least {MIN_POLL_INTERVAL} s (the wheel "
+                            f"asks for polls 100 ms apart), got {poll!r}")
+        if self.direction not in DIRECTIONS:
+            problems.append(f"direction must be one of {', '.join(DIRECTIONS)}, "
+                            f"got {self.direction!r}")
+        if isinstance(self.first_game, bool) or not isinstance(self.first_game, int) \
+                or self.first_game < 1:
+            problems.append(f"first_game must be a whole number >= 1, got {self.first_game!r}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+class Phase(enum.Enum):
+    IDLE = "idle"  # no game yet
+    BETTING = "betting"  # round open
+    CLOSED = "closed"  # no more bets, number not yet known
+    COMPLETE = "complete"
+    VOIDED = "voided"
+    FOREIGN = "foreign"  # a game no round was opened for: watched, never settled
+
+
+_IN_PROGRESS = (Phase.BETTING, Phase.CLOSED)
+
+
+class GameTracker:
+    """Follows one wheel. Feed it with :meth:`receive` (each parsed message) and :meth:`poll`
+    (at :meth:`next_deadline`, or regularly); host-started tables also call
+    :meth:`open_betting` and :meth:`close_betting`; a supervisor's void is :meth:`void`."""
+
+    def __init__(self, config: TrackerConfig | None = None) -> None:
+        self.config = config or TrackerConfig()
+        self.phase = Phase.IDLE
+        self.game = self.config.first_game - 1  # the current (or last) game's number
+        self.accepted: int | None = None
+        self.last_status: Status | None = None
+        self._launched = False
+        self._line: tuple[int, float] | None = None  # unconfirmed result line and when
+        self._mismatch_reported = False
+        self._ball_missing_since: float | None = None
+        self._rim_since: float | None = None
+        self._launch_retry_reported = False
+        self._start_sent_at: float | None = None
+        self._respin_of: int | None = None
+        self._hardware_raised = False
+        self._heard_at: float | None = None
+        self._silence_reported = False
+        self._next_poll: float | None = None
+        self._shown: tuple[int, int] | None = None
+
+    # ------------------------------------------------------------------ inputs
+
+    @property
+    def in_progress(self) -> bool:
+        return self.phase in _IN_PROGRESS
+
+    def receive(self, message: WheelMessage | Unparsed, now: float) -> list[TrackerOutput]:
+        """One parsed message from the wheel (:class:`Unparsed` lines are ignored here)."""
+        out: list[TrackerOutput] = []
+        if isinstance(message, Unparsed):
+            return out
+        self._heard_at = now
+        self._silence_reported = False
+        if isinstance(message, Status):
+            self._status(message, now, out)
+        elif isinstance(message, WinningNumberLine):
+            self._result_line(message.number, now, out)
+        elif isinstance(message, Reply) and message.command == "F":
+            out.append(SelfTestResult(message.text, now))
+        return out
+
+    def poll(self, now: float) -> list[TrackerOutput]:
+        """Timers: an unconfirmed result line, the ball-not-detected grace, a host start that
+        did not happen, silence from the wheel, and the next status poll."""
+        out: list[TrackerOutput] = []
+        cfg = self.config
+        if self._heard_at is None:
+            self._heard_at = now  # silence is counted from the first call
+        if self._line is not None and now >= self._line[1] + cfg.line_confirm_window:
+            self._accept(self._line[0], "line", now, out)
+        if (self._ball_missing_since is not None and self.in_progress
+                and now >= self._ball_missing_since + cfg.ball_not_detected_grace):
+            self._ball_missing(now, out)
+        if (self._start_sent_at is not None and self.in_progress and not self._launched
+                and now >= self._start_sent_at + cfg.start_timeout):
+            self._fault(FaultCode.NOT_STARTED, f"no launch {cfg.start_timeout:g} s after *u",
+                        True, now, out)
+            self._void(VoidReason.NOT_STARTED, "the wheel did not launch the ball", now, out)
+        if (cfg.status_timeout and not self._silence_reported
+                and now >= self._heard_at + cfg.status_timeout):
+            self._silence_reported = True
+            self._fault(FaultCode.NO_STATUS, f"nothing from the wheel for "
+                        f"{now - self._heard_at:.1f} s", True, now, out)
+        if cfg.poll_interval is not None and (self._next_poll is None or now >= self._next_poll):
+            out.append(SendCommand(StatusPoll()))
+            self._next_poll = now + cfg.poll_interval
+        return out
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`poll` next has something to do (None: only on input)."""
+        cfg = self.config
+        times = []
+        if self._line is not None:
+            times.append(self._line[1] + cfg.line_confirm_window)
+        if self._ball_missing_since is not None and self.in_progress:
+            times.append(self._ball_missing_since + cfg.ball_not_detected_grace)
+        if self._start_sent_at is not None and self.in_progress and not self._launched:
+            times.append(self._start_sent_at + cfg.start_timeout)
+        if cfg.status_timeout and not self._silence_reported and self._heard_at is not None:
+            times.append(self._heard_at + cfg.status_timeout)
+        if cfg.poll_interval is not None:
+            times.append(self._next_poll if self._next_poll is not None else -math.inf)
+        return min(times, default=None)
+
+    # ------------------------------------------------------------------ host actions
+
+    def open_betting(self, now: float) -> list[TrackerOutput]:
+        """Host-started tables: the table system opens betting for the next game."""
+        if not self.config.host_starts:
+            raise TrackerStateError("the wheel runs the games (state 2 opens betting); "
+                                    "open_betting is for host-started tables")
+        if self.in_progress:
+            raise TrackerStateError(f"game {self.game} is still in progress")
+        out: list[TrackerOutput] = []
+        self._respin_of = None
+        self._open(now, out)
+        return out
+
+    def close_betting(self, now: float) -> list[TrackerOutput]:
+        """Host-started tables: no more bets; the wheel is told to start the game (``*u``)."""
+        if not self.config.host_starts:
+            raise TrackerStateError("the wheel closes betting itself (state 4)")
+        if self.phase is not Phase.BETTING:
+            raise TrackerStateError(f"no betting round is open (game {self.game} is "
+                                    f"{self.phase.value})")
+        out: list[TrackerOutput] = []
+        self._close(now, out)
+        out.append(SendCommand(StartGame(self._start_direction())))
+        self._start_sent_at = now
+        return out
+
+    def void(self, now: float, detail: str) -> list[TrackerOutput]:
+        """A supervisor voids the game in progress."""
+        if not self.in_progress:
+            raise TrackerStateError(f"no game in progress to void (game {self.game} is "
+                                    f"{self.phase.value})")
+        out: list[TrackerOutput] = []
+        self._void(VoidReason.SUPERVISOR, detail, now, out)
+        return out
+
+    # ------------------------------------------------------------------ statuses
+
+    def _status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        self.last_status = status
+        shown = (int(status.state), int(status.warnings))
+        if shown != self._shown:
+            self._shown = shown
+            out.append(WheelStatusChanged(*shown, now))
+        flags = status.warnings
+        if WarningFlag.HARDWARE_FAULT in flags:
+            if not self._hardware_raised:
+                self._hardware_raised = True
+                self._fault(FaultCode.HARDWARE, "warning flag 4", True, now, out)
+                if self.in_progress:
+                    self._void(VoidReason.FAULT, "sensor, motor or encoder fault", now, out)
+        else:
+            self._hardware_raised = False
+        state = status.state
+        if state is WheelState.BEFORE_GAME:
+            self._before_game(now, out)
+        elif state is WheelState.BETS_OPEN:
+            self._bets_open(status, now, out)
+        elif state in (WheelState.BALL_IN_RIM, WheelState.NO_MORE_BETS):
+            self._ball_running(status, now, out)
+        elif state is WheelState.WINNING_NUMBER:
+            self._winning_status(status, now, out)
+        elif state is WheelState.TABLE_CLOSED:
+            self._table_closed(now, out)
+        elif state is WheelState.BALL_NOT_DETECTED and self.in_progress:
+            self._fault(FaultCode.BALL_NOT_DETECTED, "state 7", True, now, out)
+            self._void(VoidReason.BALL_NOT_DETECTED, "the wheel reports no ball (state 7)",
+                       now, out)
+
+    def _before_game(self, now: float, out: list[TrackerOutput]) -> None:
+        self._respin_of = None
+        if not self.in_progress or (self.config.host_starts and not self._launched):
+            return  # host-started: the wheel has not acted on *u yet
+        if self._launched and self._line is not None:
+            self._accept(self._line[0], "line", now, out)  # the state-5 status was missed
+        else:
+            self._void(VoidReason.ABANDONED, "the wheel went back to 'before a game' "
+                       "without a winning number", now, out)
+
+    def _bets_open(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        if self.config.host_starts:
+            return  # "launching" after *u; rounds are opened by the host
+        if self.phase is Phase.BETTING and not self._launched:
+            return  # a repeat
+        if self.in_progress:
+            if self._line is not None:
+                self._accept(self._line[0], "line", now, out)
+            else:
+                self._void(VoidReason.NO_RESULT, "a new game began before this game's "
+                           "number was seen", now, out)
+        self._respin_of = None
+        self._open(now, out, spin=status.spin)
+
+    def _ball_running(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        if not self.in_progress:
+            if self.phase is Phase.VOIDED and self._respin_of is not None:
+                respin_of, self._respin_of = self._respin_of, None
+                self._open(now, out, spin=status.spin, respin_of=respin_of)
+                self._close(now, out)
+            elif self.phase is not Phase.FOREIGN:
+                self.phase = Phase.FOREIGN
+                self._fault(FaultCode.GAME_NOT_OPENED, f"the wheel launched spin "
+                            f"{status.spin:03d} with no betting round open", False, now, out)
+                return
+            else:
+                return
+        self._launched = True
+        if status.state is WheelState.NO_MORE_BETS and self.phase is Phase.BETTING:
+            self._close(now, out)
+        if self._rim_since is None:
+            self._rim_since = now
+        flags = status.warnings
+        if WarningFlag.MISSPIN in flags:
+            game = self.game
+            self._fault(FaultCode.MISSPIN, f"warning flag 2 in state {int(status.state)}",
+                        False, now, out)
+            self._void(VoidReason.MISSPIN, "the ball ran the same way as the rotor", now, out)
+            out.append(SendCommand(AcknowledgeVoid()))
+            self._respin_of = game
+            return
+        if WarningFlag.BALL_NOT_DETECTED in flags:
+            if self._ball_missing_since is None:
+                self._ball_missing_since = now
+            if now >= self._ball_missing_since + self.config.ball_not_detected_grace:
+                self._ball_missing(now, out)
+                return
+        else:
+            self._ball_missing_since = None
+        if (WarningFlag.LAUNCH_FAILED in flags and status.state is WheelState.BALL_IN_RIM
+                and not self._launch_retry_reported
+                and now >= self._rim_since + self.config.launch_fail_grace):
+            self._launch_retry_reported = True
+            self._fault(FaultCode.LAUNCH_RETRY, "warning flag 8 after the launch grace",
+                        False, now, out)
+
+    def _winning_status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        number = status.last_number
+        if number is None:
+            return
+        if self.in_progress and self._launched:
+            if self._line is not None and self._line[0] != number:
+                self._mismatch(number, self._line[0], now, out)
+            else:
+                self._accept(number, "both" if self._line else "status", now, out,
+                             spin=status.spin)
+        elif self.phase is Phase.COMPLETE and number != self.accepted:
+            self._mismatch(number, self.accepted, now, out)
+
+    def _table_closed(self, now: float, out: list[TrackerOutput]) -> None:
+        self._respin_of = None
+        if not self.in_progress or (self.config.host_starts and not self._launched):
+            return  # idle between games; a host start that cannot happen times out
+        self._fault(FaultCode.WHEEL_IDLE, "state 6 during a game", True, now, out)
+        self._void(VoidReason.WHEEL_IDLE, "the wheel dropped to idle (a fault without "
+                   "fault reporting)", now, out)
+        out.append(SendCommand(SelfTest()))
+
+    def _result_line(self, number: int, now: float, out: list[TrackerOutput]) -> None:
+        if self.in_progress and self._launched:
+            if self._line is not None:
+                if self._line[0] != number:
+                    self._mismatch(number, self._line[0], now, out)
+                return  # a repeat
+            if self.phase is Phase.BETTING:
+                self._close(now, out)  # a result means betting is over
+            self._line = (number, now)
+            if self.config.line_confirm_window == 0:
+                self._accept(number, "line", now, out)
+        elif self.phase is Phase.COMPLETE and number != self.accepted:
+            self._mismatch(number, self.accepted, now, out)
+
+    # ------------------------------------------------------------------ effects
+
+    def _open(self, now: float, out: list[TrackerOutput], *, spin: int | None = None,
+              respin_of: int | None = None) -> None:
+        self.game += 1
+        self.phase = Phase.BETTING
+        self.accepted = None
+        self._launched = False
+        self._line = None
+        self._mismatch_reported = False
+        self._ball_missing_since = None
+        self._rim_since = None
+        self._launch_retry_reported = False
+        self._start_sent_at = None
+        out.append(RoundOpened(self.game, now, spin, respin_of))
+
+    def _close(self, now: float, out: list[TrackerOutput]) -> None:
+        self.phase = Phase.CLOSED
+        out.append(NoMoreBets(self.game, now))
+
+    def _accept(self, number: int, source: str, now: float, out: list[TrackerOutput],
+                spin: int | None = None) -> None:
+        if self.phase is Phase.BETTING:
+            self._close(now, out)
+        self.phase = Phase.COMPLETE
+        self.accepted = number
+        self._line = None
+        self._ball_missing_since = None
+        out.append(NumberAccepted(self.game, number, source, now, spin))
+
+    def _void(self, reason: VoidReason, detail: str, now: float,
+              out: list[TrackerOutput]) -> None:
+        if self.phase is Phase.BETTING:
+            self._close(now, out)  # bets are locked before the void is reported
+        self.phase = Phase.VOIDED
+        self._line = None
+        self._ball_missing_since = None
+        out.append(GameVoided(self.game, reason, detail, now))
+
+    def _ball_missing(self, now: float, out: list[TrackerOutput]) -> None:
+        grace = self.config.ball_not_detected_grace
+        self._fault(FaultCode.BALL_NOT_DETECTED, f"warning flag 1 for {grace:g} s", True,
+                    now, out)
+        self._void(VoidReason.BALL_NOT_DETECTED, f"ball not detected for {grace:g} s", now, out)
+
+    def _mismatch(self, number: int, other: int | None, now: float,
+                  out: list[TrackerOutput]) -> None:
+        detail = f"the wheel reported {number} and {other}"
+        if self.in_progress:
+            self._fault(FaultCode.NUMBER_MISMATCH, detail, True, now, out)
+            self._void(VoidReason.NUMBER_MISMATCH, detail, now, out)
+        elif not self._mismatch_reported:
+            self._mismatch_reported = True
+            self._fault(FaultCode.NUMBER_MISMATCH, f"{detail} after {self.accepted} was "
+                        "accepted", True, now, out)
+
+    def _fault(self, code: FaultCode, detail: str, latch: bool, now: float,
+               out: list[TrackerOutput]) -> None:
+        game = self.game if self.in_progress or self.phase is Phase.COMPLETE else None
+        out.append(WheelFault(code, detail, latch, now, game))
+
+    def _start_direction(self) -> Direction:
+        if self.config.direction == "clockwise":
+            return Direction.CLOCKWISE
+        if self.config.direction == "anticlockwise":
+            return Direction.ANTICLOCKWISE
+        last = self.last_status.direction if self.last_status else Direction.ANTICLOCKWISE
+        return Direction.ANTICLOCKWISE if last is Direction.CLOCKWISE else Direction.CLOCKWISE
