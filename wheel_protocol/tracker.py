@@ -255,6 +255,7 @@ class GameTracker:
         if WarningFlag.HARDWARE_FAULT in flags:
             if not self._hardware_raised:
                 self._hardware_raised = True
+                self._lock_bets(now, out)
                 self._fault(FaultCode.HARDWARE, "warning flag 4", True, now, out)
                 if self.in_progress:
                     self._void(VoidReason.FAULT, "sensor, motor or encoder fault", now, out)
@@ -272,6 +273,7 @@ class GameTracker:
         elif state is WheelState.TABLE_CLOSED:
             self._table_closed(now, out)
         elif state is WheelState.BALL_NOT_DETECTED and self.in_progress:
+            self._lock_bets(now, out)
             self._fault(FaultCode.BALL_NOT_DETECTED, "state 7", True, now, out)
             self._void(VoidReason.BALL_NOT_DETECTED, "the wheel reports no ball (state 7)",
                        now, out)
@@ -302,11 +304,13 @@ class GameTracker:
 
     def _ball_running(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
         if not self.in_progress:
-            if self.phase is Phase.VOIDED and self._respin_of is not None:
+            if (self.phase is Phase.VOIDED and self._respin_of is not None
+                    and WarningFlag.MISSPIN not in status.warnings):  # not a repeat of the void
                 respin_of, self._respin_of = self._respin_of, None
                 self._open(now, out, spin=status.spin, respin_of=respin_of)
                 self._close(now, out)
-            elif self.phase is not Phase.FOREIGN:
+            elif self.phase not in (Phase.FOREIGN, Phase.VOIDED):  # a voided game's ball
+                # may still run: only a game that was never opened is foreign
                 self.phase = Phase.FOREIGN
                 self._fault(FaultCode.GAME_NOT_OPENED, f"the wheel launched spin "
                             f"{status.spin:03d} with no betting round open", False, now, out)
@@ -321,6 +325,7 @@ class GameTracker:
         flags = status.warnings
         if WarningFlag.MISSPIN in flags:
             game = self.game
+            self._lock_bets(now, out)
             self._fault(FaultCode.MISSPIN, f"warning flag 2 in state {int(status.state)}",
                         False, now, out)
             self._void(VoidReason.MISSPIN, "the ball ran the same way as the rotor", now, out)
@@ -359,6 +364,7 @@ class GameTracker:
         self._respin_of = None
         if not self.in_progress or (self.config.host_starts and not self._launched):
             return  # idle between games; a host start that cannot happen times out
+        self._lock_bets(now, out)
         self._fault(FaultCode.WHEEL_IDLE, "state 6 during a game", True, now, out)
         self._void(VoidReason.WHEEL_IDLE, "the wheel dropped to idle (a fault without "
                    "fault reporting)", now, out)
@@ -417,7 +423,13 @@ class GameTracker:
         self._ball_missing_since = None
         out.append(GameVoided(self.game, reason, detail, now))
 
+    def _lock_bets(self, now: float, out: list[TrackerOutput]) -> None:
+        """Close betting before a fault or void is reported (the guide: "lock bets")."""
+        if self.phase is Phase.BETTING:
+            self._close(now, out)
+
     def _ball_missing(self, now: float, out: list[TrackerOutput]) -> None:
+        self._lock_bets(now, out)
         grace = self.config.ball_not_detected_grace
         self._fault(FaultCode.BALL_NOT_DETECTED, f"warning flag 1 for {grace:g} s", True,
                     now, out)
@@ -427,6 +439,7 @@ class GameTracker:
                   out: list[TrackerOutput]) -> None:
         detail = f"the wheel reported {number} and {other}"
         if self.in_progress:
+            self._lock_bets(now, out)
             self._fault(FaultCode.NUMBER_MISMATCH, detail, True, now, out)
             self._void(VoidReason.NUMBER_MISMATCH, detail, now, out)
         elif not self._mismatch_reported:

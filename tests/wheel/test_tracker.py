@@ -1,0 +1,360 @@
+"""Game tracker: the vendor's cases one by one, then invariants over any status stream."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wheel_protocol import (
+    AcknowledgeVoid,
+    Direction,
+    FaultCode,
+    GameTracker,
+    GameVoided,
+    NoMoreBets,
+    NumberAccepted,
+    RoundOpened,
+    SelfTest,
+    SendCommand,
+    StartGame,
+    StatusPoll,
+    TrackerConfig,
+    TrackerStateError,
+    VoidReason,
+    WheelFault,
+    WheelParser,
+    WheelStatusChanged,
+)
+
+
+def st_line(state: int, number: str = "17", flags: str = "0", spin: str = "012") -> bytes:
+    """A status line written the way the guide shows it (not with our encoder)."""
+    return f"*X;{state};{spin};{number};{flags};250;0\r\n".encode()
+
+
+class Wheel:
+    """Feeds lines through the real parser into a tracker, on a clock the test moves."""
+
+    def __init__(self, **config: object) -> None:
+        config.setdefault("status_timeout", 0)
+        self.tracker = GameTracker(TrackerConfig(**config))  # type: ignore[arg-type]
+        self.parser = WheelParser()
+        self.now = 100.0
+        self.out: list[object] = []
+
+    def send(self, *lines: bytes, every: float = 0.5) -> None:
+        for line in lines:
+            for message in self.parser.feed(line):
+                self.out += self.tracker.receive(message, self.now)
+            self.now += every
+            self.out += self.tracker.poll(self.now)
+
+    def wait(self, seconds: float, step: float = 0.1) -> None:
+        end = self.now + seconds
+        while self.now < end:
+            self.now = round(self.now + step, 6)
+            self.out += self.tracker.poll(self.now)
+
+    def events(self) -> list[object]:
+        """Game events, faults and commands (status changes left out)."""
+        return [e for e in self.out if not isinstance(e, WheelStatusChanged)]
+
+    def kinds(self) -> list[str]:
+        names = []
+        for e in self.events():
+            if isinstance(e, RoundOpened):
+                names.append(f"open {e.game}" + (f" respin {e.respin_of}" if e.respin_of else ""))
+            elif isinstance(e, NoMoreBets):
+                names.append(f"close {e.game}")
+            elif isinstance(e, NumberAccepted):
+                names.append(f"number {e.game} {e.number} {e.source}")
+            elif isinstance(e, GameVoided):
+                names.append(f"void {e.game} {e.reason.value}")
+            elif isinstance(e, WheelFault):
+                names.append(f"fault {e.code.value}" + (" latch" if e.latch else ""))
+            elif isinstance(e, SendCommand):
+                names.append(f"send {e.command.encode().decode()}")
+        return names
+
+
+def game(number: str, spin: str = "012", repeats: int = 3) -> list[bytes]:
+    lines = []
+    for state in (1, 2, 3, 4):
+        lines += [st_line(state, "17", spin=spin)] * repeats
+    lines += [st_line(5, number, spin=spin)] * repeats
+    return lines
+
+
+def test_a_wheel_run_game_with_repeated_statuses() -> None:
+    w = Wheel()
+    w.send(*game(" 6"), b" 6\r\n", *[st_line(1, " 6")] * 3)
+    assert w.kinds() == ["open 1", "close 1", "number 1 6 status"]
+
+
+def test_stale_last_number_is_never_taken_and_the_spin_counter_may_repeat() -> None:
+    """Two games on the same spin counter, each status carrying the last game's 17 until
+    state 5; the second game's number is 17 again: each accepted once, in order."""
+    w = Wheel()
+    w.send(*game("32"), *game("17"), *game("17"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 32 status",
+                         "open 2", "close 2", "number 2 17 status",
+                         "open 3", "close 3", "number 3 17 status"]
+
+
+def test_result_line_before_the_status_agrees() -> None:
+    w = Wheel()
+    w.send(*game("17")[:-3], b"21\r\n", st_line(5, "21"), st_line(5, "21"), b"21\r\n")
+    assert w.kinds() == ["open 1", "close 1", "number 1 21 both"]
+
+
+def test_result_line_alone_is_accepted_after_the_confirm_window() -> None:
+    w = Wheel(line_confirm_window=1.0)
+    w.send(*game("17")[:-3], b" 9\r\n", every=0.1)
+    assert "number 1 9 line" not in w.kinds()
+    w.wait(1.0)
+    assert w.kinds() == ["open 1", "close 1", "number 1 9 line"]
+
+
+def test_result_line_alone_is_accepted_when_the_wheel_moves_on() -> None:
+    w = Wheel(line_confirm_window=60)
+    w.send(*game("17")[:-3], b" 9\r\n", st_line(1, " 9"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 9 line"]
+
+
+def test_line_and_status_disagreeing_void_the_game() -> None:
+    w = Wheel()
+    w.send(*game("17")[:-3], b" 9\r\n", st_line(5, "19"))
+    assert w.kinds() == ["open 1", "close 1", "fault number_mismatch latch",
+                         "void 1 number_mismatch"]
+
+
+def test_a_late_disagreeing_line_latches_a_fault_but_keeps_one_number() -> None:
+    w = Wheel()
+    w.send(*game("19"), b" 9\r\n", b" 9\r\n")
+    assert w.kinds() == ["open 1", "close 1", "number 1 19 status",
+                         "fault number_mismatch latch"]
+
+
+def test_a_late_repeat_of_the_result_line_in_the_next_game_is_ignored() -> None:
+    w = Wheel()
+    w.send(*game("19"), st_line(1, "19"), st_line(2, "19"), b"19\r\n", st_line(3, "19"),
+           st_line(4, "19"), st_line(5, " 4"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 19 status",
+                         "open 2", "close 2", "number 2 4 status"]
+
+
+def test_misspin_voids_acknowledges_and_the_respin_is_a_new_closed_game() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(3, flags="2"), st_line(3, flags="2"), st_line(3),
+           st_line(4), st_line(5, "30"))
+    assert w.kinds() == ["open 1", "close 1", "fault misspin", "void 1 misspin", "send *R",
+                         "open 2 respin 1", "close 2", "number 2 30 status"]
+
+
+def test_ball_not_detected_is_tolerated_for_its_grace() -> None:
+    w = Wheel(ball_not_detected_grace=5.0)
+    w.send(st_line(2), st_line(3), *[st_line(4, flags="1")] * 8, st_line(4), st_line(5, " 1"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 1 status"]
+    w = Wheel(ball_not_detected_grace=5.0)
+    w.send(st_line(2), st_line(3), *[st_line(4, flags="1")] * 12)
+    assert w.kinds() == ["open 1", "close 1", "fault ball_not_detected latch",
+                         "void 1 ball_not_detected"]
+
+
+def test_ball_not_detected_grace_runs_out_without_another_status() -> None:
+    w = Wheel(ball_not_detected_grace=2.0)
+    w.send(st_line(2), st_line(3), st_line(4, flags="1"))
+    w.wait(2.0)
+    assert w.kinds()[-1] == "void 1 ball_not_detected"
+
+
+def test_state_7_voids_at_once() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(7))
+    assert w.kinds() == ["open 1", "close 1", "fault ball_not_detected latch",
+                         "void 1 ball_not_detected"]
+
+
+def test_launch_failed_is_ignored_early_in_state_3_then_warned_once() -> None:
+    w = Wheel(launch_fail_grace=3.0)
+    w.send(st_line(2), *[st_line(3, flags="8")] * 6)  # 2.5 s of state 3
+    assert w.kinds() == ["open 1"]
+    w.send(*[st_line(3, flags="8")] * 6, st_line(4), st_line(5, "11"))
+    assert w.kinds() == ["open 1", "fault launch_retry", "close 1", "number 1 11 status"]
+
+
+def test_hardware_fault_mid_game_latches_and_voids() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(3, flags="4"), st_line(3, flags="4"))
+    assert w.kinds() == ["open 1", "close 1", "fault hardware latch", "void 1 fault"]
+
+
+def test_silent_drop_to_idle_mid_game_voids_and_asks_for_a_self_test() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(6), st_line(6))
+    assert w.kinds() == ["open 1", "close 1", "fault wheel_idle latch", "void 1 wheel_idle",
+                         "send *F"]
+    assert SendCommand(SelfTest()) in w.events()
+
+
+def test_wheel_idle_between_games_is_not_a_fault() -> None:
+    w = Wheel()
+    w.send(*game(" 5"), *[st_line(6, " 5")] * 4, *game(" 8"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 5 status",
+                         "open 2", "close 2", "number 2 8 status"]
+
+
+def test_joining_mid_game_settles_nothing_until_a_round_opens() -> None:
+    w = Wheel()
+    w.send(st_line(4, "17"), st_line(5, "22"), st_line(1, "22"), st_line(2, "22"),
+           st_line(3, "22"), st_line(4, "22"), st_line(5, " 3"))
+    assert w.kinds() == ["fault game_not_opened", "open 1", "close 1", "number 1 3 status"]
+
+
+def test_a_new_game_before_a_number_voids_the_old_one() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(2), st_line(3), st_line(5, "14"))
+    assert w.kinds() == ["open 1", "close 1", "void 1 no_result", "open 2", "close 2",
+                         "number 2 14 status"]
+
+
+def test_host_started_game_ignores_the_previous_games_state_5() -> None:
+    w = Wheel(host_starts=True)
+    w.send(*game("25"))  # the wheel's own last game: no round was opened by the host
+    w.out.clear()
+    w.out += w.tracker.open_betting(w.now)
+    w.send(st_line(5, "25"), st_line(1, "25"))
+    w.out += w.tracker.close_betting(w.now)
+    w.send(st_line(5, "25"), st_line(1, "25"), st_line(2, "25"), st_line(3, "25"),
+           st_line(4, "25"), st_line(5, " 7"))
+    assert w.kinds() == ["open 1", "close 1", "send *u 3", "number 1 7 status"]
+
+
+def test_host_started_game_that_never_launches_is_void() -> None:
+    w = Wheel(host_starts=True, start_timeout=4.0, direction="clockwise")
+    w.out += w.tracker.open_betting(w.now)
+    w.out += w.tracker.close_betting(w.now)
+    assert SendCommand(StartGame(Direction.CLOCKWISE)) in w.out
+    w.send(*[st_line(1)] * 4)
+    w.wait(2.5)
+    assert w.kinds() == ["open 1", "close 1", "send *u 1", "fault not_started latch",
+                         "void 1 not_started"]
+
+
+def test_host_actions_refused_out_of_turn() -> None:
+    wheel_run = GameTracker()
+    with pytest.raises(TrackerStateError, match="host-started"):
+        wheel_run.open_betting(0)
+    host = GameTracker(TrackerConfig(host_starts=True))
+    with pytest.raises(TrackerStateError, match="no betting round"):
+        host.close_betting(0)
+    host.open_betting(0)
+    with pytest.raises(TrackerStateError, match="in progress"):
+        host.open_betting(1)
+    with pytest.raises(TrackerStateError, match="no game"):
+        GameTracker().void(0, "x")
+
+
+def test_supervisor_void() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3))
+    w.out += w.tracker.void(w.now, "ball jumped out")
+    w.send(st_line(5, "10"))
+    assert w.kinds() == ["open 1", "close 1", "void 1 supervisor"]
+    assert w.events()[-1].detail == "ball jumped out"  # type: ignore[attr-defined]
+
+
+def test_polling_sends_status_polls_at_the_interval() -> None:
+    tracker = GameTracker(TrackerConfig(poll_interval=0.25, status_timeout=0))
+    sent = []
+    now = 0.0
+    while now < 1.0:
+        sent += [(now, o) for o in tracker.poll(now) if isinstance(o, SendCommand)]
+        deadline = tracker.next_deadline()
+        assert deadline is not None and deadline > now
+        now = deadline
+    assert [t for t, _ in sent] == [0.0, 0.25, 0.5, 0.75]
+    assert all(o.command == StatusPoll() for _, o in sent)
+
+
+def test_silence_latches_no_status_once() -> None:
+    tracker = GameTracker(TrackerConfig(status_timeout=3.0))
+    assert tracker.poll(0.0) == []
+    assert tracker.next_deadline() == 3.0
+    (fault,) = tracker.poll(3.0)
+    assert isinstance(fault, WheelFault) and fault.code is FaultCode.NO_STATUS and fault.latch
+    assert "cable" in fault.remedy
+    assert tracker.poll(10.0) == []
+
+
+@pytest.mark.parametrize("bad", [
+    {"poll_interval": 0.05}, {"ball_not_detected_grace": -1}, {"direction": "up"},
+    {"first_game": 0}, {"status_timeout": float("nan")},
+])
+def test_config_refuses_bad_values(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        TrackerConfig(**bad)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- invariants
+
+wheel_input = st.one_of(
+    st.tuples(st.just("status"), st.integers(1, 7), st.integers(0, 36),
+              st.sampled_from([0, 0, 0, 0, 1, 2, 4, 8])),
+    st.tuples(st.just("line"), st.integers(0, 36), st.just(0), st.just(0)),
+    st.tuples(st.just("wait"), st.integers(1, 80), st.just(0), st.just(0)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(wheel_input, max_size=60), st.booleans())
+def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
+                                    host: bool) -> None:
+    """Whatever the wheel sends: games are numbered 1, 2, 3...; each ends at most once
+    (a number or a void); betting closes before it ends; and an accepted number is one the
+    wheel reported (state 5 or result line) after that game's round opened and its ball was
+    seen running (state 3/4), so never a stale one."""
+    tracker = GameTracker(TrackerConfig(host_starts=host, status_timeout=0))
+    parser = WheelParser()
+    now = 0.0
+    opened: list[int] = []
+    ended: set[int] = set()
+    closed: set[int] = set()
+    reported_since_launch: set[int] = set()
+    launched = False
+    for kind, a, b, flags in inputs:
+        out: list[object] = []
+        if kind == "wait":
+            now += a / 10
+            out += tracker.poll(now)
+        else:
+            line = (f"*X;{a};001;{b:>2};{flags:X};100;0" if kind == "status" else f"{a:>2}")
+            for message in parser.feed(line.encode() + b"\n"):
+                if kind == "status" and a in (3, 4):
+                    launched = True
+                if (kind == "status" and a == 5) or kind == "line":
+                    if launched:
+                        reported_since_launch.add(b if kind == "status" else a)
+                out += tracker.receive(message, now)
+        if host and not tracker.in_progress and len(opened) % 3 == 0:
+            out += tracker.open_betting(now)
+        elif host and tracker.phase.value == "betting" and kind == "wait":
+            out += tracker.close_betting(now)
+        for event in out:
+            if isinstance(event, RoundOpened):
+                assert event.game == len(opened) + 1
+                opened.append(event.game)
+                launched = event.respin_of is not None
+                reported_since_launch = set()
+            elif isinstance(event, NoMoreBets):
+                assert event.game == opened[-1] and event.game not in closed
+                closed.add(event.game)
+            elif isinstance(event, (NumberAccepted, GameVoided)):
+                assert event.game == opened[-1]
+                assert event.game in closed and event.game not in ended
+                ended.add(event.game)
+                if isinstance(event, NumberAccepted):
+                    assert event.number in reported_since_launch
+            elif isinstance(event, SendCommand) and isinstance(event.command, AcknowledgeVoid):
+                assert isinstance(out[out.index(event) - 1], GameVoided)
