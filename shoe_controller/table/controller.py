@@ -186,6 +186,11 @@ class Update:
 
 Listener = Callable[[Update], None]
 
+RecordTap = Callable[[int, float, list[dict[str, Any]], bool], None]
+"""Called with every journal record's (seq, wall time, events, live): replayed at start
+(``live`` False) and applied live, on the controller's thread; it must only hand over (the
+MQTT publisher numbers the events as the table-system stream does, holds included)."""
+
 
 class TableController:
     def __init__(
@@ -227,6 +232,7 @@ class TableController:
         self.clock = clock
         self.version = version
         self.listeners: list[Listener] = []
+        self.record_taps: list[RecordTap] = []
         self.shoes_finished = 0
         self._submitted: queue.Queue[tuple[TableInput, SupervisorTicket | None]] = queue.Queue()
         self._betting_closes_at: float | None = None
@@ -266,6 +272,8 @@ class TableController:
             metrics.on_replayed(record.wall_time, events, self.table.latched)
             if reporter is not None:
                 reporter.add(record.seq, record.wall_time, events, live=False)
+            for tap in self.record_taps:
+                tap(record.seq, record.wall_time, events, False)
 
         _, count = replay_records(self.journal, self.table, on_record=report)
         sha256 = hashlib.sha256(self.profile_toml.encode("utf-8")).hexdigest() \
@@ -577,6 +585,8 @@ class TableController:
             ticket.settle(record.seq, self.table.refusal, self.table.notice)
         if self.reporter is not None:
             self.reporter.add(record.seq, record.wall_time, events)
+        for tap in self.record_taps:
+            tap(record.seq, record.wall_time, events, True)
         for event in events:
             if event["type"] == "shoe_finished":
                 self.shoes_finished += 1

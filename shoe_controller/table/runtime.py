@@ -125,10 +125,12 @@ def link_config(config: RunConfig) -> LinkConfig:
 @contextlib.contextmanager
 def running_table(config: RunConfig, *, usb_backend: Any = None,
                   connection: ShoeConnection | None = None,
-                  begin_session: bool = True) -> Iterator[TableController]:
+                  begin_session: bool = True,
+                  record_taps: Any = ()) -> Iterator[TableController]:
     """A started controller (journal verified and replayed) connected to ``config.device``;
     closes all. ``begin_session=False``: the caller journals the session record
-    (:meth:`TableController.begin_session`) once its other services have started."""
+    (:meth:`TableController.begin_session`) once its other services have started.
+    ``record_taps``: added to ``controller.record_taps`` before the journal is replayed."""
     profile = read_profile(config.profile)  # a bad profile fails before anything is opened
     game = game_from_toml(profile.text, profile.origin)  # exactly the text journalled
     reporter = table_system_reporter(config)  # so does a missing key file
@@ -161,6 +163,7 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
             down_policy=config.table_down_policy,
             profile_toml=profile.text,
         )
+        controller.record_taps.extend(record_taps)
         # Replays the journal, which also rebuilds the reported events.
         controller.start(begin_session=begin_session)
         if reporter is not None:
@@ -227,13 +230,16 @@ class Services:
 def services(controller: TableController, *, http: Any = None,
              camera: str | None = None, deck: str | None = None, models: str | None = None,
              cross_check: bool = False, console: Any = None,
-             metrics: tuple[str, int] | None = None) -> Iterator[Services]:
+             metrics: tuple[str, int] | None = None, mqtt: Any = None) -> Iterator[Services]:
     """Start the dealer display (``http``: validated ``HttpSettings``, as
     ``RunConfig.http_settings()`` gives them, or an ``--http`` text served on loopback
     without TLS), the camera fallback (``camera`` source with an enrolled ``deck``) and the
     supervisor console (``console``: the lines to read, e.g. ``sys.stdin``) and the Prometheus
     metrics on a port of their own (``metrics``: host and port; the display serves them at
-    ``/metrics`` anyway) for ``controller``; stop them on exit. A failure of any of them in its own thread stops the
+    ``/metrics`` anyway) and the MQTT publisher (``mqtt``: an unstarted
+    ``shoe_controller.fleet.publisher.MqttPublisher`` whose ``on_record`` was in the
+    ``record_taps`` of :func:`running_table`; it never stops the table) for ``controller``;
+    stop them on exit. A failure of any of them in its own thread stops the
     loop of :meth:`Services.should_stop` and is re-raised there."""
     started = Services()
     with contextlib.ExitStack() as stack:
@@ -243,6 +249,11 @@ def services(controller: TableController, *, http: Any = None,
             scraped = serve_metrics(controller.metrics, *metrics)
             stack.callback(scraped.close)
             print(f"metrics: {scraped.url}", flush=True)
+        if mqtt is not None:
+            controller.metrics.watch_mqtt(mqtt.stats)
+            stack.callback(mqtt.close)
+            mqtt.start(controller)
+            print(f"mqtt: {mqtt.settings.describe()} as {mqtt.topics.base}", flush=True)
         if http:
             from shoe_controller.web.app import serve
             from shoe_controller.web.binding import http_settings
