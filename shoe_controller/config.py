@@ -99,6 +99,16 @@ class RunConfig:
     metrics: str | None = None
     """Where the Prometheus metrics are served on a port of their own: ``HOST:PORT``
     (normalised; ``--metrics``, docs/metrics.md); ``None``: only at the display's /metrics."""
+    mqtt: str | None = None
+    """The MQTT broker the table publishes to (``mqtt://`` or ``mqtts://``; docs/fleet.md)."""
+    mqtt_prefix: str = "shoe"
+    mqtt_protocol: str = "5"
+    mqtt_password_file: Path | None = None
+    mqtt_ca_file: Path | None = None
+    mqtt_cert_file: Path | None = None
+    mqtt_key_file: Path | None = None
+    pit: str | None = None
+    """The pit (a group of tables on the floor) named in the table's MQTT state."""
 
     def metrics_address(self) -> tuple[str, int] | None:
         """(host, port) of :attr:`metrics`, or None."""
@@ -106,6 +116,23 @@ class RunConfig:
             return None
         host, _, port = self.metrics.rpartition(":")
         return host.strip("[]"), int(port)
+
+    def mqtt_settings(self) -> Any:
+        """The validated broker (``shoe_controller.fleet.broker.BrokerSettings``) or None;
+        reads the password file and checks the TLS files (raises ``ConfigError``)."""
+        if self.mqtt is None:
+            return None
+        from shoe_controller.fleet.broker import broker_settings, check_prefix, check_table_id
+        from shoe_controller.fleet.client import tls_context
+
+        check_prefix(self.mqtt_prefix)
+        check_table_id(self.table_id)
+        settings = broker_settings(
+            self.mqtt, password_file=self.mqtt_password_file, ca_file=self.mqtt_ca_file,
+            cert_file=self.mqtt_cert_file, key_file=self.mqtt_key_file,
+            protocol=self.mqtt_protocol)
+        tls_context(settings)
+        return settings
 
     def link_config(self) -> LinkConfig:
         """The shoe link's settings: what validation built, so it cannot fail at start."""
@@ -210,7 +237,8 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
         except _Invalid as exc:
             failed.add(key)
             problems.extend(f"{origin}: {key}{reason}" for reason in exc.reasons)
-    for key in ("journal", "table_key_file", "table_ca_file", "journal_key_file"):
+    for key in ("journal", "table_key_file", "table_ca_file", "journal_key_file",
+                *_MQTT_FILES):
         if path is not None and key in checked and values[key][0] == str(path):
             checked[key] = path.parent / checked[key]  # relative to the file
     if "table_url" in checked:
@@ -224,6 +252,12 @@ def load_run_config(path: Path | None, overrides: Mapping[str, Any]) -> RunConfi
             if key in values:
                 problems.append(f"{values[key][0]}: {key}: only used with table_url (set "
                                 "table_url or --table-url, or leave it out)")
+
+    if "mqtt" not in values:
+        for key in ("mqtt_prefix", "mqtt_protocol", *_MQTT_FILES):
+            if key in values:
+                problems.append(f"{values[key][0]}: {key}: only used with mqtt (set mqtt or "
+                                "--mqtt, or leave it out)")
 
     if not failed & set(_LINK_KEYS.values()):
         for key, reason in _link_problems(checked):
@@ -426,6 +460,18 @@ def _ws_url(value: Any) -> str:
     return url
 
 
+def _mqtt_url(value: Any) -> str:
+    """The URL's form only; the files it goes with are read by ``RunConfig.mqtt_settings``."""
+    url = _text(value)
+    from shoe_controller.fleet.broker import broker_settings
+
+    try:
+        broker_settings(url, option="")
+    except ConfigError as exc:
+        raise _Invalid(f": {str(exc).strip()}") from None
+    return url
+
+
 def _token(value: Any) -> str:
     token = _text(value)
     if len(token) < 8:
@@ -515,7 +561,16 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "table_down_policy": _choice(TABLE_DOWN_POLICIES),
     "journal_key_file": _path,
     "metrics": _listen,
+    "mqtt": _mqtt_url,
+    "mqtt_prefix": _text,
+    "mqtt_protocol": _choice(("5", "3.1.1")),
+    "mqtt_password_file": _path,
+    "mqtt_ca_file": _path,
+    "mqtt_cert_file": _path,
+    "mqtt_key_file": _path,
+    "pit": _text,
 }
+_MQTT_FILES = ("mqtt_password_file", "mqtt_ca_file", "mqtt_cert_file", "mqtt_key_file")
 
 
 def _hash_pin_command(argv: list[str]) -> int:
