@@ -152,6 +152,10 @@ class TableMetrics:
         """Read ``controller``'s parts (link, transport, reporter, table) at scrape time."""
         self._collector.controller = controller
 
+    def watch_mqtt(self, stats: Any) -> None:
+        """Read the MQTT publisher's counters (``fleet.publisher.PublisherStats``) too."""
+        self._collector.mqtt = stats
+
     # ------------------------------------------------------------ controller's thread
     def observe_append(self, seconds: float) -> None:
         self._append.observe(seconds)
@@ -285,12 +289,13 @@ class _TableCollector(Collector):
     def __init__(self, metrics: TableMetrics) -> None:
         self.metrics = metrics
         self.controller: Any = None
+        self.mqtt: Any = None
 
     def describe(self) -> Iterable[Metric]:
         return []  # no names claimed up front: collect() may be called by nobody else
 
     def collect(self) -> Iterator[Metric]:
-        for part in (self._link, self._reporter, self._table):
+        for part in (self._link, self._reporter, self._table, self._mqtt):
             try:
                 yield from part()
             except Exception:  # a scrape must never fail for a torn read
@@ -378,6 +383,28 @@ class _TableCollector(Collector):
         yield self._single(CounterMetricFamily, "shoe_table_system_events_acked",
                            "Events the table system acknowledged",
                            getattr(stats, "acked", 0))
+
+    def _mqtt(self) -> Iterator[Metric]:
+        stats = self.mqtt
+        enabled = stats is not None
+        yield self._single(GaugeMetricFamily, "shoe_mqtt_enabled",
+                           "1 if this table publishes to an MQTT broker (mqtt)",
+                           1.0 if enabled else 0.0)
+        yield self._single(GaugeMetricFamily, "shoe_mqtt_connected",
+                           "1 while the MQTT broker connection is up",
+                           1.0 if enabled and stats.connected else 0.0)
+        for name, doc, attr in (
+                ("shoe_mqtt_states_published", "State updates the broker took", "states_published"),
+                ("shoe_mqtt_states_dropped", "State updates superseded while the broker was "
+                 "away (never published)", "states_dropped"),
+                ("shoe_mqtt_events_published", "Events handed to the broker (QoS 1)",
+                 "events_published"),
+                ("shoe_mqtt_events_dropped", "Events dropped: the backlog kept while the "
+                 "broker was away overflowed", "events_dropped"),
+                ("shoe_mqtt_refused", "Publishes the broker refused (MQTT 5 reason code, "
+                 "e.g. an ACL)", "refused")):
+            yield self._single(CounterMetricFamily, name, doc,
+                               float(getattr(stats, attr, 0)) if enabled else 0.0)
 
     def _table(self) -> Iterator[Metric]:
         t = self.metrics.table_id
