@@ -68,6 +68,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="serve Prometheus metrics on a port of their own; PORT alone "
                         "listens on 127.0.0.1 (docs/metrics.md; --http serves them at "
                         "/metrics too)")
+    parser.add_argument("--mqtt", metavar="URL",
+                        help="publish the table's state and events to this MQTT broker: "
+                        "mqtt://HOST[:PORT] or mqtts://[USER@]HOST[:PORT] (login and TLS "
+                        "files in the config file; docs/fleet.md)")
+    parser.add_argument("--mqtt-prefix", metavar="PREFIX",
+                        help="topic prefix: <prefix>/tables/<table_id>/... (default: shoe)")
     parser.add_argument("--camera", metavar="SOURCE",
                         help="camera fallback for misread cards: camera index, video file or URL")
     parser.add_argument("--deck", metavar="NAME", help="enrolled deck the camera reads (shoe vision enroll)")
@@ -87,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         "table_token": args.table_token, "table_key_file": args.table_key_file,
         "table_down_policy": args.table_down_policy,
         "journal_key_file": args.journal_key_file, "metrics": args.metrics,
+        "mqtt": args.mqtt, "mqtt_prefix": args.mqtt_prefix,
     })
     setup_logging(config.log_json, config.log_level)
     http = http_from_args(args)  # an unsafe --http stops here, before the journal is opened
@@ -99,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     # Every option is checked before the journal is touched: a start that fails leaves
     # neither a new journal nor a session record in an existing one.
     check_services(**extras_options, metrics=config.metrics_address())
+    from shoe_controller.fleet.publisher import publisher_for
+
+    publisher = publisher_for(config)  # the broker's URL and files are checked here too
 
     stop = threading.Event()
     stopped_by: list[str] = []
@@ -109,9 +119,10 @@ def run(args: argparse.Namespace) -> int:
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
-    with running_table(config, begin_session=False) as controller, services(
+    taps = () if publisher is None else (publisher.on_record,)
+    with running_table(config, begin_session=False, record_taps=taps) as controller, services(
         controller, **extras_options, console=sys.stdin if args.console else None,
-        metrics=config.metrics_address(),
+        metrics=config.metrics_address(), mqtt=publisher,
     ) as extras:
         console = None
         if not args.quiet:
