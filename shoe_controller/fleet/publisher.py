@@ -169,8 +169,15 @@ class MqttPublisher:
             self._fail(exc)
 
     # ------------------------------------------------------------ owner
-    def start(self, controller: Any) -> MqttPublisher:
-        """Begin with ``controller``'s view now, then follow its updates."""
+    def start(self, controller: Any = None) -> MqttPublisher:
+        """Begin with ``controller``'s view now, then follow its updates. Without a
+        controller the caller's thread is the one that calls :meth:`on_record` and
+        :meth:`on_update` (a table in the same thread, or a test of the stream's holds)."""
+        if controller is None:
+            self._inbox.put_nowait(_Item((), None, self._clock(), None))
+            self._thread.start()
+            connect(self._client, self.settings)
+            return self
         self._controller = controller
         game = controller.table.game
         game_profile = getattr(game, "profile", None)
