@@ -24,7 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("simulators.cli", "run the software shoe (pseudo-terminal or TCP)"),
     "ports": ("shoe_controller.commands.ports", "list serial ports and USB shoes"),
     "odds": ("shoe_controller.commands.odds", "exact baccarat odds for a shoe composition"),
-    "replay": ("shoe_controller.commands.replay", "deal a shoe file through the baccarat engine"),
+    "replay": (
+        "shoe_controller.commands.replay",
+        "deal a shoe file through the baccarat or blackjack engine",
+    ),
     "journal": ("shoe_controller.commands.journal", "verify, export or recall a table journal"),
     "vision": ("shoe_controller.commands.vision", "camera fallback: enrol a deck, read cards"),
     "table-sim": ("simulators.table_sim_cli", "run the reference table system (game server)"),
