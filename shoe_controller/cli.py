@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "vision": ("shoe_controller.commands.vision", "camera fallback: enrol a deck, read cards"),
     "table-sim": ("simulators.table_sim_cli", "run the reference table system (game server)"),
     "hash-pin": ("shoe_controller.commands.hash_pin", "hash a supervisor PIN for the config file"),
+    "pit": ("shoe_controller.commands.pit", "pit and floor view of every table on an MQTT broker"),
 }
 
 
