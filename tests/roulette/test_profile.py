@@ -77,8 +77,9 @@ def test_every_problem_is_listed() -> None:
     problems = "\n".join(caught.value.problems)
     for expected in ["t.toml: game: must be \"roulette\"", "zero_splits: must be true or false",
                      "even_money_on_zero: must be one of lose, la-partage, en-prison",
-                     "colour: unknown key", "pays.straight: 37 to 1 on 1 numbers gives the "
-                     "player an edge of 2.70 %", "pays.split: must be more than 0",
+                     "colour: unknown key",
+                     "pays.straight: 37 to 1 on 1 numbers gives the player an edge of 2.70 %",
+                     "pays.split: must be more than 0",
                      "pays.line: at most 6 decimal places",
                      "limits.dozen: min 20 is above max 10",
                      "limits.even_money: required"]:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_controller.games.roulette.bets import (
+    NO_ZERO_BETS,
     BetError,
     BetKind,
     ZeroBets,
@@ -26,7 +27,7 @@ ALL_ZERO = ZeroBets(True, True, True)
 OUTSIDE = {"column", "dozen"}
 
 
-def engine_bet(kind: str, numbers: frozenset[int], zero: ZeroBets = ZeroBets()):
+def engine_bet(kind: str, numbers: frozenset[int], zero: ZeroBets = NO_ZERO_BETS):
     """The engine's bet for a reference bet (outside bets are named by which one)."""
     if kind in OUTSIDE:
         table = ref.columns() if kind == "column" else ref.dozens()
@@ -79,7 +80,7 @@ def test_every_bet_on_every_number_pays_as_the_sheet_says(zero: ZeroBets) -> Non
         bet = engine_bet(kind, numbers, zero)
         assert bet.numbers == numbers, kind
         for number in range(37):
-            for stake in (Decimal("1"), Decimal("0.05"), Decimal("12.34")):
+            for stake in (Decimal(1), Decimal("0.05"), Decimal("12.34")):
                 (outcome,) = settle(number, [PlacedBet(bet, stake)], PROFILE).outcomes
                 assert outcome.returned == ref.returned(numbers, stake, number), (kind, number)
 
@@ -125,10 +126,10 @@ def _variant(**changes: str) -> str:
 def test_la_partage_returns_half_rounded_down() -> None:
     profile = profile_from_toml(_variant(even_money_on_zero='"la-partage"'))
     red = make_bet("red")
-    outcomes = settle(0, [PlacedBet(red, Decimal("10")), PlacedBet(red, Decimal("0.05")),
+    outcomes = settle(0, [PlacedBet(red, Decimal(10)), PlacedBet(red, Decimal("0.05")),
                           PlacedBet(make_bet("dozen", [1]), Decimal(4))], profile).outcomes
     assert [(o.result, o.returned) for o in outcomes] == [
-        ("half", Decimal("5")), ("half", Decimal("0.02")), ("lose", Decimal(0))]
+        ("half", Decimal(5)), ("half", Decimal("0.02")), ("lose", Decimal(0))]
     back = sum(settle(n, [PlacedBet(red, Decimal(2))], profile).total_returned
                for n in range(37))
     assert 1 - Fraction(back) / 74 == Fraction(1, 74)  # 1.351351 %, half the usual edge

@@ -21,7 +21,6 @@ from wheel_protocol import (
     StatusPoll,
     TrackerConfig,
     TrackerStateError,
-    VoidReason,
     WheelFault,
     WheelParser,
     WheelStatusChanged,
@@ -333,9 +332,8 @@ def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
             for message in parser.feed(line.encode() + b"\n"):
                 if kind == "status" and a in (3, 4):
                     launched = True
-                if (kind == "status" and a == 5) or kind == "line":
-                    if launched:
-                        reported_since_launch.add(b if kind == "status" else a)
+                if ((kind == "status" and a == 5) or kind == "line") and launched:
+                    reported_since_launch.add(b if kind == "status" else a)
                 out += tracker.receive(message, now)
         if host and not tracker.in_progress and len(opened) % 3 == 0:
             out += tracker.open_betting(now)

@@ -77,6 +77,9 @@ class ZeroBets:
     first_four: bool = False  # 0-1-2-3, paid as a corner
 
 
+NO_ZERO_BETS = ZeroBets()
+
+
 @dataclass(frozen=True, slots=True)
 class Bet:
     """One validated bet: its kind and the numbers it covers (build it with :func:`make_bet`)."""
@@ -100,7 +103,7 @@ class Bet:
 
 
 def make_bet(kind: BetKind | str, numbers: Iterable[int] = (), *,
-             zero: ZeroBets = ZeroBets()) -> Bet:
+             zero: ZeroBets = NO_ZERO_BETS) -> Bet:
     """A bet of ``kind`` on ``numbers`` (inside bets), or on column/dozen ``numbers=[1..3]``
     (outside bets name which one), or on nothing (red, black, odd, even, low, high)."""
     try:
@@ -171,7 +174,7 @@ def _layout_problem(kind: BetKind, numbers: frozenset[int], zero: ZeroBets) -> s
 _TEXT = re.compile(r"\s*([a-z]+)(?:\s+([0-9]+(?:\s*-\s*[0-9]+)*))?\s*")
 
 
-def parse_bet(text: str, *, zero: ZeroBets = ZeroBets()) -> Bet:
+def parse_bet(text: str, *, zero: ZeroBets = NO_ZERO_BETS) -> Bet:
     """A bet from its label: ``straight 17``, ``split 17-20``, ``corner 1-2-4-5``,
     ``line 1-6`` (two rows, given by the first and last number), ``column 2``, ``red``."""
     match = _TEXT.fullmatch(text.lower())

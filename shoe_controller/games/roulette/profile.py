@@ -19,7 +19,7 @@ from typing import Any
 
 from shoe_controller.config import parse_toml, toml_text
 from shoe_controller.games.baccarat.profile import ROUNDINGS, ProfileError
-from shoe_controller.games.roulette.bets import BetKind, ZeroBets
+from shoe_controller.games.roulette.bets import NO_ZERO_BETS, BetKind, ZeroBets
 
 PROFILE_PATH_ENV = "SHOE_PROFILE_PATH"
 PACKAGED_DIR = Path(__file__).with_name("profiles")
@@ -59,7 +59,7 @@ class RouletteProfile:
     limits: dict[str, Limit]  # pay key -> per-bet limit
     table_min: Decimal | None = None  # smallest total per bet slip (one player, one game)
     table_max: Decimal | None = None
-    zero: ZeroBets = ZeroBets()
+    zero: ZeroBets = NO_ZERO_BETS
     even_money_on_zero: str = "lose"
     rounding: str = "down-to-cent"
     allow_player_edge: bool = False
@@ -103,8 +103,8 @@ def load_profile(name_or_path: str | os.PathLike[str]) -> RouletteProfile:
     else:
         profiles = list_profiles()
         if text not in profiles:
-            raise ProfileError([f"{text}: no such roulette profile (known: "
-                                f"{', '.join(profiles) or 'none'})"])
+            known = ", ".join(profiles) or "none"
+            raise ProfileError([f"{text}: no such roulette profile (known: {known})"])
         path = profiles[text]
     try:
         raw = path.read_bytes()
@@ -239,8 +239,8 @@ class _Checker:
     def limits(self, table: Any) -> tuple[dict[str, Limit], Decimal | None, Decimal | None]:
         limits: dict[str, Limit] = {}
         if not isinstance(table, Mapping):
-            self.problem("limits", "required: a table with [limits.straight] min/max and one "
-                         f"for each of {', '.join(PAY_KEYS)}")
+            self.problem("limits", ("required: a table with [limits.straight] min/max and "
+                                    f"one for each of {', '.join(PAY_KEYS)}"))
             return limits, None, None
         self.unknown(table, {*PAY_KEYS, "table_min", "table_max"}, "limits.")
         table_min = self.amount(table["table_min"], "limits.table_min") \
