@@ -75,8 +75,9 @@ def broker_settings(url: str, *, password_file: Path | str | None = None,
     try:
         parts = urllib.parse.urlsplit(text)
         port = parts.port
-    except ValueError as exc:
-        raise BrokerSettingsError(f"{where}{text!r}: {exc}") from None
+    except ValueError:
+        raise BrokerSettingsError(f"{where}{text!r}: the port must be a number from 1 to "
+                                  "65535 (mqtt://HOST:PORT)") from None
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise BrokerSettingsError(f"{where}{text!r}: the scheme must be mqtt:// or mqtts:// "
@@ -92,7 +93,8 @@ def broker_settings(url: str, *, password_file: Path | str | None = None,
                                   "user in the URL and put the password in a file "
                                   "(mqtt_password_file)")
     if port == 0:
-        raise BrokerSettingsError(f"{where}{text!r}: port 0 is not a broker's port")
+        raise BrokerSettingsError(f"{where}{text!r}: the port must be a number from 1 to "
+                                  "65535 (port 0 is not a broker's)")
     username = urllib.parse.unquote(parts.username) if parts.username else None
     if protocol not in PROTOCOLS:
         raise BrokerSettingsError(f"MQTT protocol {protocol!r}: one of {', '.join(PROTOCOLS)}")

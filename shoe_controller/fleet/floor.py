@@ -186,7 +186,8 @@ class Floor:
             "results": [r["outcome"] for r in (state.get("recent_results") or ())
                         ][-TILE_RESULTS:],
             "last_result": state.get("last_result"),
-            "player_edge": list(odds.get("player_edge") or ()),
+            # No alert once the shoe is finished: no round is dealt from the cards left.
+            "player_edge": [] if shoe.get("finished") else list(odds.get("player_edge") or ()),
             "link": state.get("link"),
             "state_version": state.get("version"),
             "state_at": state.get("at"),

@@ -1,0 +1,165 @@
+"""The pit's floor model: hand-written payloads (checked against docs/mqtt's schemas first),
+hostile ones, and hypothesis looking for a message that breaks it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shoe_controller.fleet.floor import MAX_PAYLOAD, Floor
+
+from .test_publisher import SCHEMAS
+
+T = "shoe/tables/t-1"
+STATE: dict[str, Any] = {
+    "v": 1, "table_id": "t-1", "pit": "pit-3", "game": "baccarat",
+    "profile": "punto-banco-8d", "session": "0123456789ab", "version": 5, "at": 1000.0,
+    "state": "in_play.dealing.initial_deal",
+    "prompt": {"text": "Deal Player", "level": "action", "detail": ""},
+    "exit_locked": False, "alarm": "ok", "round": 4,
+    "shoe": {"number": 2, "cards_dealt": 30, "cards_total": 416, "cut_card_out": False,
+             "finished": False},
+    "latched": [], "link": {"shoe": True, "table_system": None},
+    "last_result": None,
+    "recent_results": [{"round": r, "outcome": o, "natural": False, "player_pair": False,
+                        "banker_pair": False} for r, o in ((1, "banker"), (2, "player"),
+                                                          (3, "tie"))],
+    "odds": {"after_round": 3, "cards_left": 386, "outcomes": {"banker": 0.45},
+             "bets": [{"bet": "tie", "house_edge": -0.01}], "player_edge": ["tie"],
+             "error": None},
+    "last_event_seq": 40,
+}
+LATCH = {"kind": "misread", "prompt": "Card not read by the shoe", "detail": "Player's 2nd card",
+         "card": None, "round": 4, "since": 990.0}
+
+
+def event(seq: int, kind: str = "card", **data: Any) -> dict[str, Any]:
+    body = {"round": 4, "hand": "player", "hand_position": 1, "card": "AS", "counter": seq,
+            "position": 1, "source": "scanner"} if kind == "card" else data
+    return {"v": 1, "table_id": "t-1", "seq": seq, "id": f"t-1:{seq}:0", "type": kind,
+            "at": 1000.0 + seq, "shoe": 2, "data": body}
+
+
+def raw(document: Any) -> bytes:
+    return json.dumps(document).encode()
+
+
+def test_the_hand_written_payloads_follow_the_schemas() -> None:
+    SCHEMAS["state"].validate(STATE)
+    SCHEMAS["state"].validate({**STATE, "latched": [LATCH]})
+    SCHEMAS["event"].validate(event(1))
+    SCHEMAS["status"].validate({"v": 1, "table_id": "t-1", "online": False,
+                                "reason": "connection lost", "session": "0123456789ab"})
+
+
+def test_a_table_tile() -> None:
+    floor = Floor("shoe")
+    assert floor.apply(f"{T}/state", raw({**STATE, "latched": [LATCH]}), 1001.0) == "t-1"
+    tile = floor.snapshot()["tables"][0]
+    assert tile["prompt"]["text"] == "Deal Player" and tile["online"]
+    assert tile["results"] == ["banker", "player", "tie"]
+    assert tile["latched"] == [{"kind": "misread", "prompt": "Card not read by the shoe",
+                                "detail": "Player's 2nd card", "since": 990.0}]
+    assert tile["player_edge"] == ["tie"]
+    assert floor.snapshot()["pits"] == ["pit-3"] and floor.snapshot()["games"] == ["baccarat"]
+    finished = copy.deepcopy(STATE)
+    finished.update(version=6, at=1002.0)
+    finished["shoe"]["finished"] = True
+    floor.apply(f"{T}/state", raw(finished), 1002.0)
+    assert floor.summary("t-1")["player_edge"] == []  # no round is dealt from those cards
+
+
+def test_older_and_repeated_messages_change_nothing() -> None:
+    floor = Floor("shoe")
+    floor.apply(f"{T}/state", raw(STATE), 1.0)
+    version = floor.version
+    older = {**STATE, "version": 4, "at": 999.0, "prompt": {**STATE["prompt"], "text": "old"}}
+    assert floor.apply(f"{T}/state", raw(older), 2.0) is None
+    assert floor.apply(f"{T}/state", raw(STATE), 2.0) is None  # a QoS 1 duplicate
+    assert floor.version == version and floor.summary("t-1")["prompt"]["text"] == "Deal Player"
+    # A restarted controller (new session) whose state is newer replaces it.
+    newer = {**STATE, "session": "ba9876543210", "version": 1, "at": 1005.0}
+    assert floor.apply(f"{T}/state", raw(newer), 3.0) == "t-1"
+    for seq in (1, 2, 2, 3, 6):
+        floor.apply(f"{T}/events", raw(event(seq)), 4.0)
+    detail = floor.detail("t-1")
+    assert [e["seq"] for e in detail["events"]] == [1, 2, 3, 6]
+    assert detail["event_gaps"] == 2 and detail["last_event_seq"] == 6
+    assert detail["last_card"]["seq"] == 6
+
+
+def test_offline_by_last_will_and_by_stopping() -> None:
+    floor = Floor("shoe")
+    floor.apply(f"{T}/state", raw(STATE), 1.0)
+    will = {"v": 1, "table_id": "t-1", "online": False, "reason": "connection lost",
+            "session": "0123456789ab"}
+    floor.apply(f"{T}/status", raw(will), 50.0)
+    tile = floor.summary("t-1")
+    assert not tile["online"] and tile["offline_reason"] == "connection lost"
+    assert tile["offline_since"] == 50.0  # the will has no time of its own: when it came
+    floor.apply(f"{T}/status", raw({**will, "online": True, "reason": "", "at": 60.0}), 61.0)
+    assert floor.summary("t-1")["online"]
+    floor.apply(f"{T}/status", raw({**will, "reason": "stopped", "at": 70.0}), 71.0)
+    assert floor.summary("t-1")["offline_since"] == 70.0
+    assert floor.counts() == {"tables": 1, "offline": 1, "latched": 0, "player_edge": 1}
+
+
+HOSTILE = [
+    (f"{T}/state", b"not json", "not JSON"),
+    (f"{T}/state", b"\xff\xfe", "not JSON"),
+    (f"{T}/state", b"[1, 2]", "not a JSON object"),
+    (f"{T}/state", raw({**STATE, "v": 2}), "payload version 2"),
+    (f"{T}/state", raw({**STATE, "table_id": "t-2"}), "not the topic's"),
+    (f"{T}/state", raw({**STATE, "version": -1}), "version"),
+    (f"{T}/state", raw({**STATE, "at": "soon"}), "at"),
+    (f"{T}/state", raw({**STATE, "prompt": "Deal"}), "prompt"),
+    (f"{T}/state", raw({**STATE, "latched": [{"kind": 1}]}), "latched"),
+    (f"{T}/state", raw({**STATE, "recent_results": ["banker"]}), "recent_results"),
+    (f"{T}/state", raw({**STATE, "odds": {"player_edge": "tie"}}), "odds"),
+    (f"{T}/state", b'{"v": 1, "table_id": "t-1", "at": NaN}', "missing"),
+    (f"{T}/events", raw({**event(1), "seq": 0}), "seq"),
+    (f"{T}/events", raw({**event(1), "data": []}), "data"),
+    (f"{T}/status", raw({"v": 1, "table_id": "t-1", "online": "yes", "reason": "",
+                         "session": "x"}), "online"),
+    (f"{T}/status", raw({"v": 1, "table_id": "t-1", "online": True, "reason": "",
+                         "session": "x", "at": [1]}), "at"),
+    ("shoe/tables/t-1/other", raw(STATE), "not a table topic"),
+    ("elsewhere/t-1/state", raw(STATE), "not a table topic"),
+    (f"{T}/state", b" " * (MAX_PAYLOAD + 1), "payload of"),
+]
+
+
+def test_hostile_messages_are_refused_with_a_reason() -> None:
+    floor = Floor("shoe")
+    for topic, payload, reason in HOSTILE:
+        assert floor.apply(topic, payload, 1.0) is None, reason
+        assert reason in floor.reasons[-1], (reason, floor.reasons[-1])
+    assert floor.rejected == len(HOSTILE) and floor.tables == {} and floor.version == 0
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["state", "events", "status", "x"]),
+                          st.one_of(st.binary(max_size=40), JSON.map(raw),
+                                    st.fixed_dictionaries({}, optional={
+                                        k: JSON for k in ("v", "table_id", "seq", "id", "at",
+                                                          "online", "session", "version")
+                                    }).map(lambda d: raw({**d, "v": 1, "table_id": "t-1"})))),
+                max_size=12))
+def test_no_message_breaks_the_floor(messages: list[tuple[str, bytes]]) -> None:
+    floor = Floor("shoe")
+    floor.apply(f"{T}/state", raw(STATE), 0.0)
+    for kind, payload in messages:
+        before = floor.version
+        changed = floor.apply(f"{T}/{kind}", payload, 1.0)
+        assert (changed is None) == (floor.version == before)
+    json.dumps(floor.snapshot())  # always a JSON document
+    assert floor.detail("t-1")["table_id"] == "t-1"

@@ -1,0 +1,91 @@
+"""The pit page in a real browser: 20 live tables publishing through a real Mosquitto to a
+real ``shoe pit`` process; one table has a latched irregularity (a card its shoe could not
+read, nobody clears it), one has stopped (offline). Screenshot saved (see tests/web)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.processes import ProcessKeeper, shoe_command
+
+from .rig import Mosquitto, fleet_table, wait_for
+
+TABLES = 20
+LATCHED, OFFLINE = "t-07", "t-13"
+
+
+def floor(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "api/floor", timeout=5) as response:
+        return json.loads(response.read())
+
+
+def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) -> None:
+    broker = Mosquitto(tmp_path / "broker").start()
+    try:
+        with ProcessKeeper(tmp_path) as procs, contextlib.ExitStack() as stack:
+            pit = procs.start(shoe_command("pit", "--broker", broker.url, "--http", "0",
+                                           "--log-level", "warning"), "pit")
+            url = pit.first_line(20).split()[1]
+            tables = {}
+            for n in range(1, TABLES + 1):
+                table_id = f"t-{n:02d}"
+                tables[table_id] = stack.enter_context(fleet_table(
+                    tmp_path / table_id, broker.settings(), table_id, seed=n, pace=0.01,
+                    misread_at=(9,) if table_id == LATCHED else (),
+                    pit="pit-1" if n <= 10 else "pit-2"))
+            offline = tables.pop(OFFLINE)
+            wait_for(lambda: offline.controller.view.cards_dealt >= 5, "cards at t-13", 30)
+            # Stop that one table (its controller says goodbye: offline, "stopped").
+            offline.publisher.close()
+            wait_for(lambda: tables[LATCHED].controller.view.alarm == "latched",
+                     "the misread latched", 30)
+
+            def ready() -> bool:
+                tiles = {t["table_id"]: t for t in floor(url)["tables"]}
+                return (len(tiles) == TABLES and bool(tiles[LATCHED]["latched"])
+                        and not tiles[OFFLINE]["online"])
+            wait_for(ready, "every table on the pit's floor", 30)
+
+            page.goto(url)
+            page.wait_for_function(f"document.querySelectorAll('.tile').length === {TABLES}")
+            latched = page.locator(f".tile[data-table='{LATCHED}']")
+            assert "latched" in latched.get_attribute("class")
+            assert "Card not read by the shoe" in latched.locator(".latch").inner_text()
+            assert latched.locator(".latch .age").inner_text().endswith("s")
+            gone = page.locator(f".tile[data-table='{OFFLINE}']")
+            assert "offline" in gone.get_attribute("class")
+            assert "OFFLINE: stopped" in gone.inner_text()
+            assert page.locator(".tile.latched").count() == 1
+            assert page.locator(".tile.offline").count() == 1
+            assert "20 tables" in page.locator("#counts").inner_text()
+            assert page.locator("#broker").inner_text() == "Broker: connected"
+            page.screenshot(path=str(artifacts / "pit-20-tables.png"), full_page=True)
+            # Filter by pit, then by alerts.
+            page.select_option("#pit-filter", "pit-2")
+            page.wait_for_function("document.querySelectorAll('.tile').length === 10")
+            page.select_option("#pit-filter", "")
+            page.check("#alerts-only")
+            # Alerts: offline, latched, or a bet with the player's edge on the cards left.
+            page.wait_for_function(
+                "document.querySelectorAll('.tile').length === [...window.pitTables.values()]"
+                ".filter(t => !t.online || t.latched.length || t.player_edge.length).length")
+            shown = page.locator(".tile")
+            assert 2 <= shown.count() < TABLES
+            for n in range(shown.count()):
+                tile = shown.nth(n)
+                assert (tile.locator(".latch, .offline-badge, .edge").count() > 0), tile.inner_text()
+            page.uncheck("#alerts-only")
+            # A table's detail: its state and recent events.
+            page.locator(f".tile[data-table='{LATCHED}']").click()
+            page.wait_for_selector("#detail:not([hidden])")
+            detail = page.locator("#detail").inner_text()
+            assert f"Table {LATCHED}" in detail and "Latched irregularities" in detail
+            assert "Recent events" in detail and "irregularity" in detail
+            page.screenshot(path=str(artifacts / "pit-detail.png"), full_page=True)
+            assert pit.alive(), pit.stderr()
+    finally:
+        broker.stop()
