@@ -199,8 +199,7 @@ class _Checker:
             return default
         return value
 
-    def amount(self, key: str, default: str, low: Decimal, high: Decimal,
-               low_inclusive: bool = False) -> Decimal:
+    def amount(self, key: str, default: str, low: Decimal, high: Decimal) -> Decimal:
         """A payout "to 1" or a fraction: a decimal string ("1.5") or number, within bounds."""
         raw = self.table("payouts.").get(key, default)
         label = "payouts." + key
@@ -212,10 +211,11 @@ class _Checker:
         except InvalidOperation:
             self.problem(label, f"not a decimal number: {raw!r}")
             return Decimal(default)
-        above_low = number >= low if low_inclusive else number > low
-        if not number.is_finite() or not above_low or number > high:
-            bound = "at least" if low_inclusive else "more than"
-            self.problem(label, f"must be {bound} {low} and at most {high}, got {raw!r}")
+        if not number.is_finite():  # before comparing: a NaN cannot be compared
+            self.problem(label, f"must be a finite number, got {raw!r}")
+            return Decimal(default)
+        if not low < number <= high:
+            self.problem(label, f"must be more than {low} and at most {high}, got {raw!r}")
             return Decimal(default)
         if -number.normalize().as_tuple().exponent > MAX_DECIMAL_PLACES:  # type: ignore[operator]
             self.problem(label, f"at most {MAX_DECIMAL_PLACES} decimal places, got {raw!r}")
