@@ -48,6 +48,15 @@ PREFIX = "shoe"
 PIT_USER, PIT_PASSWORD = "pit", "pit-password-1"
 
 
+def floor_acl() -> str:
+    """The ACL docs/fleet.md gives for a floor (tested as documented)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text("utf-8")
+    block = text.split("<!-- floor-acl -->", 1)[1].split("<!-- /floor-acl -->", 1)[0]
+    acl = block.split("```conf\n", 1)[1].split("```", 1)[0]
+    assert f"user {PIT_USER}" in acl and f"{PREFIX}/tables/%u/#" in acl
+    return acl
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -78,8 +87,7 @@ class Mosquitto:
                 subprocess.run([MOSQUITTO_PASSWD, "-b", str(passwords), name, password],
                                check=True, capture_output=True)
             acl = directory / "acl"
-            acl.write_text(f"user {PIT_USER}\ntopic read {PREFIX}/tables/#\n\n"
-                           f"pattern write {PREFIX}/tables/%u/#\n", encoding="utf-8")
+            acl.write_text(floor_acl(), encoding="utf-8")
             lines += ["allow_anonymous false", f"password_file {passwords}",
                       f"acl_file {acl}"]
         else:
