@@ -47,7 +47,8 @@ class TableEntry:
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP_EVENTS))
     event_ids: set[str] = field(default_factory=set)
     last_seq: int = 0
-    gaps: int = 0  # events the pit knows it missed (a jump in seq within a session)
+    gaps: int = 0  # events the pit knows it missed (a jump in seq)
+    state_gaps: int = 0  # states it missed: a jump in version within a publisher session
     received_at: float = 0.0
     last_card: dict[str, Any] | None = None
     changed: int = 0  # floor version of the last change
@@ -126,6 +127,8 @@ class Floor:
             return False  # a duplicate or an older one
         if old is not None and old["at"] > doc["at"] and old["session"] != doc["session"]:
             return False  # an older session's state arriving late
+        if old is not None and old["session"] == doc["session"]:
+            entry.state_gaps += max(0, doc["version"] - old["version"] - 1)
         entry.state = doc
         return True
 
@@ -193,6 +196,7 @@ class Floor:
             "state_at": state.get("at"),
             "last_event_seq": entry.last_seq,
             "event_gaps": entry.gaps,
+            "state_gaps": entry.state_gaps,
             "last_card": entry.last_card,
             "received_at": entry.received_at,
         }

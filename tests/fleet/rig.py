@@ -1,9 +1,9 @@
 """A real Mosquitto broker, a real MQTT subscriber, and live tables that publish to it.
 
 * :class:`Mosquitto`: Debian's ``mosquitto`` started by the test on a free loopback port with
-  a generated config (optionally users, passwords and ACLs), killed at the end; it can be
-  stopped and started again on the same port (no persistence: a restart forgets every
-  retained message, which is what a publisher must survive).
+  a generated config (simulators/mosquitto.py; with users, the floor ACL of docs/fleet.md),
+  killed at the end; it can be stopped and started again on the same port (no persistence: a
+  restart forgets every retained message, which is what a publisher must survive).
 * :class:`Subscriber`: a paho client that records every message (topic, JSON, retained
   flag, when it arrived).
 * :func:`fleet_table`: the product's table (``running_table``: journal, controller) with the
@@ -14,12 +14,8 @@
 from __future__ import annotations
 
 import contextlib
-import getpass
 import json
 import random
-import shutil
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,6 +25,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
+
+import simulators.mosquitto
 
 from shoe_controller.cards import Card, new_shoe
 from shoe_controller.config import load_run_config
@@ -42,8 +40,6 @@ from simulators.dealer import VirtualDealer
 from simulators.shoe import ShoeRunner, SimulatedShoe
 from tests.web.rig import CUT_CARD, LINK, MisreadingShoeModel, OneShoeDealer, wait_for
 
-MOSQUITTO = "/usr/sbin/mosquitto"
-MOSQUITTO_PASSWD = "/usr/bin/mosquitto_passwd"
 PREFIX = "shoe"
 PIT_USER, PIT_PASSWORD = "pit", "pit-password-1"
 
@@ -57,70 +53,15 @@ def floor_acl() -> str:
     return acl
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Mosquitto:
-    """One broker process on 127.0.0.1:``port``. ``users``: name -> password (then anonymous
-    clients are refused and the ACL below applies: a table user may write only under
-    ``<prefix>/tables/<its user name>/``, the pit user may only read)."""
+class Mosquitto(simulators.mosquitto.Mosquitto):
+    """The private broker (simulators/mosquitto.py); with ``users`` it applies the floor ACL
+    of docs/fleet.md. A missing mosquitto fails the test saying how to install it."""
 
     def __init__(self, directory: Path, users: dict[str, str] | None = None) -> None:
-        if shutil.which(MOSQUITTO) is None:
-            pytest.fail(f"{MOSQUITTO} is missing: run `bash scripts/dev.sh test` (it installs "
-                        "scripts/debian-packages.txt) or apt-get install mosquitto")
-        self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self.log = directory / "mosquitto.log"
-        lines = [f"listener {self.port} 127.0.0.1", "persistence false",
-                 f"log_dest file {self.log}", "log_type error", "log_type warning",
-                 "log_type notice", "max_queued_messages 100000",
-                 f"user {getpass.getuser()}"]
-        if users:
-            passwords = directory / "passwd"
-            passwords.touch(mode=0o600)
-            for name, password in users.items():
-                subprocess.run([MOSQUITTO_PASSWD, "-b", str(passwords), name, password],
-                               check=True, capture_output=True)
-            acl = directory / "acl"
-            acl.write_text(floor_acl(), encoding="utf-8")
-            lines += ["allow_anonymous false", f"password_file {passwords}",
-                      f"acl_file {acl}"]
-        else:
-            lines.append("allow_anonymous true")
-        self.config = directory / "mosquitto.conf"
-        self.config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
-
-    def start(self) -> Mosquitto:
-        self.process = subprocess.Popen([MOSQUITTO, "-c", str(self.config)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(
-                    ("127.0.0.1", self.port), timeout=0.2):
-                return self
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                err = self.process.stderr.read().decode() if self.process.stderr else ""
-                raise AssertionError(f"mosquitto did not start: {err}\n{self.log_text()}")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        """Kill the broker (as a crash would): connections drop, retained messages go."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
+        try:
+            super().__init__(directory, users=users, acl=floor_acl() if users else None)
+        except simulators.mosquitto.BrokerMissing as exc:
+            pytest.fail(str(exc))
 
     def settings(self, user: str | None = None, password: str | None = None,
                  protocol: str = "5") -> BrokerSettings:

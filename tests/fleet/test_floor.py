@@ -89,6 +89,9 @@ def test_older_and_repeated_messages_change_nothing() -> None:
     detail = floor.detail("t-1")
     assert [e["seq"] for e in detail["events"]] == [1, 2, 3, 6]
     assert detail["event_gaps"] == 2 and detail["last_event_seq"] == 6
+    assert detail["state_gaps"] == 0
+    floor.apply(f"{T}/state", raw({**newer, "version": 4, "at": 1006.0}), 5.0)
+    assert floor.summary("t-1")["state_gaps"] == 2  # versions 2 and 3 never came
     assert detail["last_card"]["seq"] == 6
 
 
