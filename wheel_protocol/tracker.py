@@ -9,10 +9,12 @@ counter, and takes a number only
   the host starts games), and
 * after it saw that game's ball launched (state 3 or 4), so a status still showing state 5 of
   the game before, or a late repeat of its result line, is never taken, and
-* once: from the first state-5 status, or from the bare result line when no state-5 status
-  confirms it within ``line_confirm_window`` (or the wheel has already moved on). When both
-  arrive they must agree; if they disagree before a number was accepted the game is void,
-  after, a latched fault asks the supervisor to check the pocket.
+* once, when ``confirmations`` reports agree (state-5 statuses and the bare result line; the
+  protocol has no checksum, and a real wheel repeats its state-5 status every 500 ms, so a
+  second report costs little and a digit flipped by line noise cannot decide a game), or when
+  one report stands unchallenged for ``confirm_window`` or until the wheel moves on to its
+  next game. Reports that disagree before a number is accepted void the game; a report that
+  disagrees after it latches a fault asking the supervisor to check the pocket.
 
 Vendor guidance is applied with its grace periods as parameters (:class:`TrackerConfig`):
 launch-failed (flag 8) is ignored for the first seconds of state 3; ball-not-detected (flag 1)
@@ -72,13 +74,16 @@ class TrackerConfig:
     (wheel mode bit 2); otherwise the wheel runs games and state 2 opens a round.
     ``poll_interval``: send ``*X`` this often (None: the wheel sends status by itself).
     ``status_timeout``: silence after which a latched NO_STATUS fault is raised (0: never).
+    ``confirmations``: agreeing reports that settle a number at once (1: the first report);
+    ``confirm_window``: how long a lone report waits for another before it is taken.
     """
 
     host_starts: bool = False
     poll_interval: float | None = None
     launch_fail_grace: float = 3.0
     ball_not_detected_grace: float = 5.0
-    line_confirm_window: float = 1.2
+    confirmations: int = 2
+    confirm_window: float = 1.2
     start_timeout: float = 10.0
     status_timeout: float = 3.0
     direction: str = "alternate"
@@ -86,7 +91,7 @@ class TrackerConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("launch_fail_grace", "ball_not_detected_grace", "line_confirm_window",
+        for name in ("launch_fail_grace", "ball_not_detected_grace", "confirm_window",
                      "start_timeout", "status_timeout"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
@@ -96,6 +101,8 @@ class TrackerConfig:
                                      and poll >= MIN_POLL_INTERVAL):
             problems.append(f"poll_interval must be at least {MIN_POLL_INTERVAL} s (the wheel "
                             f"asks for polls 100 ms apart), got {poll!r}")
+        if isinstance(self.confirmations, bool) or self.confirmations not in (1, 2, 3):
+            problems.append(f"confirmations must be 1, 2 or 3, got {self.confirmations!r}")
         if self.direction not in DIRECTIONS:
             problems.append(f"direction must be one of {', '.join(DIRECTIONS)}, "
                             f"got {self.direction!r}")
@@ -130,7 +137,9 @@ class GameTracker:
         self.accepted: int | None = None
         self.last_status: Status | None = None
         self._launched = False
-        self._line: tuple[int, float] | None = None  # unconfirmed result line and when
+        self._reports: list[tuple[int, str]] = []  # this game's number reports, not yet taken
+        self._first_report_at = 0.0
+        self._spin: int | None = None  # the spin counter of this game's state-5 status
         self._mismatch_reported = False
         self._ball_missing_since: float | None = None
         self._rim_since: float | None = None
@@ -171,8 +180,8 @@ class GameTracker:
         cfg = self.config
         if self._heard_at is None:
             self._heard_at = now  # silence is counted from the first call
-        if self._line is not None and now >= self._line[1] + cfg.line_confirm_window:
-            self._accept(self._line[0], "line", now, out)
+        if self._reports and now >= self._first_report_at + cfg.confirm_window:
+            self._accept_reports(now, out)
         if (self._ball_missing_since is not None and self.in_progress
                 and now >= self._ball_missing_since + cfg.ball_not_detected_grace):
             self._ball_missing(now, out)
@@ -195,8 +204,8 @@ class GameTracker:
         """When :meth:`poll` next has something to do (None: only on input)."""
         cfg = self.config
         times = []
-        if self._line is not None:
-            times.append(self._line[1] + cfg.line_confirm_window)
+        if self._reports:
+            times.append(self._first_report_at + cfg.confirm_window)
         if self._ball_missing_since is not None and self.in_progress:
             times.append(self._ball_missing_since + cfg.ball_not_detected_grace)
         if self._start_sent_at is not None and self.in_progress and not self._launched:
@@ -282,8 +291,8 @@ class GameTracker:
         self._respin_of = None
         if not self.in_progress or (self.config.host_starts and not self._launched):
             return  # host-started: the wheel has not acted on *u yet
-        if self._launched and self._line is not None:
-            self._accept(self._line[0], "line", now, out)  # the state-5 status was missed
+        if self._launched and self._reports:
+            self._accept_reports(now, out)  # the wheel moved on: what it reported stands
         else:
             self._void(VoidReason.ABANDONED, "the wheel went back to 'before a game' "
                        "without a winning number", now, out)
@@ -294,8 +303,8 @@ class GameTracker:
         if self.phase is Phase.BETTING and not self._launched:
             return  # a repeat
         if self.in_progress:
-            if self._line is not None:
-                self._accept(self._line[0], "line", now, out)
+            if self._reports:
+                self._accept_reports(now, out)
             else:
                 self._void(VoidReason.NO_RESULT, "a new game began before this game's "
                            "number was seen", now, out)
@@ -351,14 +360,7 @@ class GameTracker:
         number = status.last_number
         if number is None:
             return
-        if self.in_progress and self._launched:
-            if self._line is not None and self._line[0] != number:
-                self._mismatch(number, self._line[0], now, out)
-            else:
-                self._accept(number, "both" if self._line else "status", now, out,
-                             spin=status.spin)
-        elif self.phase is Phase.COMPLETE and number != self.accepted:
-            self._mismatch(number, self.accepted, now, out)
+        self._report(number, "status", now, out, spin=status.spin)
 
     def _table_closed(self, now: float, out: list[TrackerOutput]) -> None:
         self._respin_of = None
@@ -371,18 +373,32 @@ class GameTracker:
         out.append(SendCommand(SelfTest()))
 
     def _result_line(self, number: int, now: float, out: list[TrackerOutput]) -> None:
-        if self.in_progress and self._launched:
-            if self._line is not None:
-                if self._line[0] != number:
-                    self._mismatch(number, self._line[0], now, out)
-                return  # a repeat
-            if self.phase is Phase.BETTING:
-                self._close(now, out)  # a result means betting is over
-            self._line = (number, now)
-            if self.config.line_confirm_window == 0:
-                self._accept(number, "line", now, out)
-        elif self.phase is Phase.COMPLETE and number != self.accepted:
+        self._report(number, "line", now, out)
+
+    def _report(self, number: int, source: str, now: float, out: list[TrackerOutput],
+                spin: int | None = None) -> None:
+        """A winning number reported by a state-5 status or a result line."""
+        if self.phase is Phase.COMPLETE and number != self.accepted:
             self._mismatch(number, self.accepted, now, out)
+            return
+        if not (self.in_progress and self._launched):
+            return  # a stale status or a late repeat: not this game's
+        if any(seen != number for seen, _ in self._reports):
+            self._mismatch(number, self._reports[0][0], now, out)
+            return
+        self._lock_bets(now, out)  # a result means betting is over
+        if not self._reports:
+            self._first_report_at = now
+        if spin is not None:
+            self._spin = spin
+        self._reports.append((number, source))
+        if len(self._reports) >= self.config.confirmations:
+            self._accept_reports(now, out)
+
+    def _accept_reports(self, now: float, out: list[TrackerOutput]) -> None:
+        sources = {source for _, source in self._reports}
+        source = "both" if len(sources) == 2 else sources.pop()
+        self._accept(self._reports[0][0], source, now, out, spin=self._spin)
 
     # ------------------------------------------------------------------ effects
 
@@ -392,7 +408,8 @@ class GameTracker:
         self.phase = Phase.BETTING
         self.accepted = None
         self._launched = False
-        self._line = None
+        self._reports = []
+        self._spin = None
         self._mismatch_reported = False
         self._ball_missing_since = None
         self._rim_since = None
@@ -410,7 +427,7 @@ class GameTracker:
             self._close(now, out)
         self.phase = Phase.COMPLETE
         self.accepted = number
-        self._line = None
+        self._reports = []
         self._ball_missing_since = None
         out.append(NumberAccepted(self.game, number, source, now, spin))
 
@@ -419,7 +436,7 @@ class GameTracker:
         if self.phase is Phase.BETTING:
             self._close(now, out)  # bets are locked before the void is reported
         self.phase = Phase.VOIDED
-        self._line = None
+        self._reports = []
         self._ball_missing_since = None
         out.append(GameVoided(self.game, reason, detail, now))
 

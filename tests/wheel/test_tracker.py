@@ -108,7 +108,7 @@ def test_result_line_before_the_status_agrees() -> None:
 
 
 def test_result_line_alone_is_accepted_after_the_confirm_window() -> None:
-    w = Wheel(line_confirm_window=1.0)
+    w = Wheel(confirm_window=1.0)
     w.send(*game("17")[:-3], b" 9\r\n", every=0.1)
     assert "number 1 9 line" not in w.kinds()
     w.wait(1.0)
@@ -116,7 +116,7 @@ def test_result_line_alone_is_accepted_after_the_confirm_window() -> None:
 
 
 def test_result_line_alone_is_accepted_when_the_wheel_moves_on() -> None:
-    w = Wheel(line_confirm_window=60)
+    w = Wheel(confirm_window=60)
     w.send(*game("17")[:-3], b" 9\r\n", st_line(1, " 9"))
     assert w.kinds() == ["open 1", "close 1", "number 1 9 line"]
 
@@ -138,7 +138,7 @@ def test_a_late_disagreeing_line_latches_a_fault_but_keeps_one_number() -> None:
 def test_a_late_repeat_of_the_result_line_in_the_next_game_is_ignored() -> None:
     w = Wheel()
     w.send(*game("19"), st_line(1, "19"), st_line(2, "19"), b"19\r\n", st_line(3, "19"),
-           st_line(4, "19"), st_line(5, " 4"))
+           st_line(4, "19"), *[st_line(5, " 4")] * 2)
     assert w.kinds() == ["open 1", "close 1", "number 1 19 status",
                          "open 2", "close 2", "number 2 4 status"]
 
@@ -146,14 +146,14 @@ def test_a_late_repeat_of_the_result_line_in_the_next_game_is_ignored() -> None:
 def test_misspin_voids_acknowledges_and_the_respin_is_a_new_closed_game() -> None:
     w = Wheel()
     w.send(st_line(2), st_line(3), st_line(3, flags="2"), st_line(3, flags="2"), st_line(3),
-           st_line(4), st_line(5, "30"))
+           st_line(4), *[st_line(5, "30")] * 2)
     assert w.kinds() == ["open 1", "close 1", "fault misspin", "void 1 misspin", "send *R",
                          "open 2 respin 1", "close 2", "number 2 30 status"]
 
 
 def test_ball_not_detected_is_tolerated_for_its_grace() -> None:
     w = Wheel(ball_not_detected_grace=5.0)
-    w.send(st_line(2), st_line(3), *[st_line(4, flags="1")] * 8, st_line(4), st_line(5, " 1"))
+    w.send(st_line(2), st_line(3), *[st_line(4, flags="1")] * 8, st_line(4), *[st_line(5, " 1")] * 2)
     assert w.kinds() == ["open 1", "close 1", "number 1 1 status"]
     w = Wheel(ball_not_detected_grace=5.0)
     w.send(st_line(2), st_line(3), *[st_line(4, flags="1")] * 12)
@@ -179,7 +179,7 @@ def test_launch_failed_is_ignored_early_in_state_3_then_warned_once() -> None:
     w = Wheel(launch_fail_grace=3.0)
     w.send(st_line(2), *[st_line(3, flags="8")] * 6)  # 2.5 s of state 3
     assert w.kinds() == ["open 1"]
-    w.send(*[st_line(3, flags="8")] * 6, st_line(4), st_line(5, "11"))
+    w.send(*[st_line(3, flags="8")] * 6, st_line(4), *[st_line(5, "11")] * 2)
     assert w.kinds() == ["open 1", "fault launch_retry", "close 1", "number 1 11 status"]
 
 
@@ -207,13 +207,13 @@ def test_wheel_idle_between_games_is_not_a_fault() -> None:
 def test_joining_mid_game_settles_nothing_until_a_round_opens() -> None:
     w = Wheel()
     w.send(st_line(4, "17"), st_line(5, "22"), st_line(1, "22"), st_line(2, "22"),
-           st_line(3, "22"), st_line(4, "22"), st_line(5, " 3"))
+           st_line(3, "22"), st_line(4, "22"), *[st_line(5, " 3")] * 2)
     assert w.kinds() == ["fault game_not_opened", "open 1", "close 1", "number 1 3 status"]
 
 
 def test_a_new_game_before_a_number_voids_the_old_one() -> None:
     w = Wheel()
-    w.send(st_line(2), st_line(3), st_line(4), st_line(2), st_line(3), st_line(5, "14"))
+    w.send(st_line(2), st_line(3), st_line(4), st_line(2), st_line(3), *[st_line(5, "14")] * 2)
     assert w.kinds() == ["open 1", "close 1", "void 1 no_result", "open 2", "close 2",
                          "number 2 14 status"]
 
@@ -226,7 +226,7 @@ def test_host_started_game_ignores_the_previous_games_state_5() -> None:
     w.send(st_line(5, "25"), st_line(1, "25"))
     w.out += w.tracker.close_betting(w.now)
     w.send(st_line(5, "25"), st_line(1, "25"), st_line(2, "25"), st_line(3, "25"),
-           st_line(4, "25"), st_line(5, " 7"))
+           st_line(4, "25"), *[st_line(5, " 7")] * 2)
     assert w.kinds() == ["open 1", "close 1", "send *u 3", "number 1 7 status"]
 
 
@@ -356,3 +356,25 @@ def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
                     assert event.number in reported_since_launch
             elif isinstance(event, SendCommand) and isinstance(event.command, AcknowledgeVoid):
                 assert isinstance(out[out.index(event) - 1], GameVoided)
+
+
+def test_a_lone_state_5_status_is_taken_after_the_window() -> None:
+    w = Wheel(confirm_window=1.0)
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "12"), every=0.1)
+    assert w.kinds() == ["open 1", "close 1"]
+    w.wait(1.0)
+    assert w.kinds() == ["open 1", "close 1", "number 1 12 status"]
+
+
+def test_a_digit_flipped_by_noise_cannot_decide_a_game() -> None:
+    """No checksum: a corrupted but well-formed status must not settle bets on its own."""
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "11"), st_line(5, "17"))
+    assert w.kinds() == ["open 1", "close 1", "fault number_mismatch latch",
+                         "void 1 number_mismatch"]
+
+
+def test_one_confirmation_takes_the_first_report() -> None:
+    w = Wheel(confirmations=1)
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "12"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 12 status"]
