@@ -101,7 +101,7 @@ keys = st.sampled_from(["game", "decks", "seats", "cut_card", "last_round", "bur
                         "payouts", "double", "split", "name", "x"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(keys, toml_values, max_size=6), st.data())
 def test_any_document_loads_or_is_refused_with_problems(doc: dict, data: st.DataObject) -> None:
     doc = {**doc, "game": data.draw(st.sampled_from(["blackjack", doc.get("game", 1)]))}

@@ -224,7 +224,8 @@ class _Checker:
 
     def peeks_on(self) -> frozenset[int]:
         raw = self.table("dealer.").get("peeks_on", ["A"])
-        if not isinstance(raw, list) or any(item not in PEEK_CARDS for item in raw):
+        if not isinstance(raw, list) or any(not isinstance(item, str) or item not in PEEK_CARDS
+                                            for item in raw):
             self.problem("dealer.peeks_on", f'must be a list of up cards from "A", "T" '
                          f'(e.g. ["A"], or [] for no check), got {raw!r}')
             return frozenset({ACE})

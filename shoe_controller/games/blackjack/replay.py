@@ -17,6 +17,7 @@ from shoe_controller.games.blackjack.decisions import DecisionsError, RoundDecis
 from shoe_controller.games.blackjack.profile import BlackjackProfile
 from shoe_controller.games.blackjack.round import (
     CardDue,
+    CardReason,
     DecisionDue,
     InsuranceDue,
     RoundError,
@@ -92,14 +93,14 @@ def _play(shoe: BlackjackShoe, source: _Cards, plan: RoundDecisions,
         if isinstance(due, CardDue):
             card = source.take(f"in the middle of round {plan.round} ({due.prompt})")
             events = shoe.feed_card(card)
+            if due.reason is CardReason.HOLE and plan.insurance and not round_.insurance_offered:
+                seat = min(plan.insurance)
+                raise DecisionsError(f"{plan.where}, seat {seat}: insurance listed, but the up "
+                                     f"card {round_.dealer[0].code} is not an ace")
         elif isinstance(due, InsuranceDue):
             events = shoe.insure(plan.insurance)
         else:
             events = _decide(shoe, due, queues, plan)
-    if plan.insurance and not round_.insurance_offered:
-        seat = min(plan.insurance)
-        raise DecisionsError(f"{plan.where}, seat {seat}: insurance listed, but the up card "
-                             f"{round_.dealer[0].code} is not an ace")
     for seat, queue in queues.items():
         if queue:
             raise DecisionsError(
