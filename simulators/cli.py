@@ -1,7 +1,10 @@
-"""``shoe sim``: run the software shoe on a pseudo-terminal or a TCP port.
+"""``shoe sim``: run the software shoe (or, with ``--wheel``, the roulette wheel) on a
+pseudo-terminal or a TCP port.
 
     shoe sim --pty                       # prints "PTY /dev/pts/N": open that as the serial port
     shoe sim --tcp 127.0.0.1:0           # prints "TCP 127.0.0.1:PORT": socket://127.0.0.1:PORT
+    shoe sim --wheel --pty --speed 10    # a roulette wheel, ten times faster than a real one
+    shoe sim --wheel --tcp 127.0.0.1:0 --replay wheel.log   # play a real wheel's log back
 
 The first line on stdout says where the shoe is (flushed at once, so a script can read it);
 everything else is logged to stderr. The shoe keeps running like a real one, through dropped
@@ -21,6 +24,8 @@ from types import FrameType
 from shoe_controller.cards import Card, new_shoe, read_shoe_file
 from shoe_controller.errors import ConfigError
 from simulators.dealer import VirtualDealer, parse_mistakes
+from simulators.wheel import GAME_FAULTS
+from wheel_protocol.messages import ARCADE_AUTOMATIC
 
 log = logging.getLogger("shoe.sim")
 
@@ -93,6 +98,72 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="exit once the shoe is dealt out (every card drawn, or the host "
                         "asked for a new shoe after the cut card) and every card acknowledged")
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
+    wheel = parser.add_argument_group(
+        "roulette wheel", "with --wheel: a wheel speaking wheel_protocol/PROTOCOL.md instead of "
+        "a shoe (--seed draws its numbers; --faults adds byte noise to its line)")
+    wheel.add_argument("--wheel", action="store_true",
+                       help="run the software roulette wheel instead of the shoe")
+    wheel.add_argument("--speed", type=_positive_float, default=1.0, metavar="FACTOR",
+                       help="run the wheel this many times faster than a real one")
+    wheel.add_argument("--mode", type=_wheel_mode, default=ARCADE_AUTOMATIC, metavar="BITS",
+                       help="operating mode (*o): 1157 runs games by itself with status every "
+                       "500 ms, 1159 waits for the host's *u, 1029 answers *X polls only")
+    wheel.add_argument("--wheel-fault", action="append", default=[], metavar="KIND@GAME",
+                       help=f"fault in game N: {', '.join(GAME_FAULTS)} (repeat or separate "
+                       "with commas)")
+    wheel.add_argument("--line-faults", default="", metavar="SPEC",
+                       help="lost and repeated lines, e.g. 'drop-status=0.2,drop-line=0.1,"
+                       "repeat-line=0.5,seed=3'")
+    wheel.add_argument("--no-result-line", action="store_true",
+                       help="send no bare winning-number line (only the state-5 status)")
+    wheel.add_argument("--stuck-spin", action="store_true",
+                       help="keep the spin counter the same across games (a wheel in "
+                       "self-test mode)")
+    wheel.add_argument("--games", type=_positive_int, metavar="N",
+                       help="stop after N games (default: run on)")
+    wheel.add_argument("--replay", metavar="LOGFILE",
+                       help="play a recorded wheel log (one received line per line, optionally "
+                       "'SECONDS<TAB>line'); starts when the host first sends")
+    wheel.add_argument("--exit-when-done", action="store_true",
+                       help="exit once the games (--games) or the replay are done")
+
+
+def _positive_float(text: str) -> float:
+    value = _non_negative_float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _wheel_mode(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"expected a mode 0..65535, got {text!r}")
+    return int(text)
+
+
+_SHOE_ONLY = ("cards", "pace", "misread_rate", "mistake", "careless_reload", "exit_when_empty")
+_WHEEL_ONLY = ("wheel_fault", "line_faults", "no_result_line", "stuck_spin", "games", "replay",
+               "exit_when_done")
+
+
+def _check_wheel_options(args: argparse.Namespace, parser_defaults: dict[str, object]) -> None:
+    """Refuse options of the other device, rather than ignore them."""
+    if args.wheel:
+        used = [name for name in _SHOE_ONLY if getattr(args, name) != parser_defaults[name]]
+        used += [name for name in ("decks", "cut_card", "button_delay", "serial_number")
+                 if getattr(args, name) != parser_defaults[name]]
+        if used:
+            raise ConfigError(f"--{used[0].replace('_', '-')} is a shoe option; not with --wheel")
+        if args.exit_when_done and not (args.games or args.replay):
+            raise ConfigError("--exit-when-done needs --games N or --replay LOGFILE")
+        if args.replay and (args.wheel_fault or args.line_faults or args.games):
+            raise ConfigError("--replay plays the log as it is: no --wheel-fault, "
+                              "--line-faults or --games with it")
+        return
+    used = [name for name in _WHEEL_ONLY if getattr(args, name) != parser_defaults[name]]
+    used += [name for name in ("speed", "mode") if getattr(args, name) != parser_defaults[name]]
+    if used:
+        raise ConfigError(f"--{used[0].replace('_', '-')} is a wheel option: add --wheel")
 
 
 def shoe_cards(args: argparse.Namespace) -> list[Card]:
@@ -117,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    _check_wheel_options(args, _defaults())
+    if args.wheel:
+        return _run_wheel(args)
     from simulators.sim_server import serve  # the I/O half: imported only when running
 
     cards = shoe_cards(args)
@@ -131,6 +205,29 @@ def run(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return serve(args, cards, dealer_from_args(args), stop)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _defaults() -> dict[str, object]:
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    return {action.dest: action.default for action in parser._actions}
+
+
+def _run_wheel(args: argparse.Namespace) -> int:
+    from simulators.wheel_server import serve  # the I/O half: imported only when running
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %s: stopping", signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return serve(args, stop)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
