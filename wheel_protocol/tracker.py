@@ -145,6 +145,7 @@ class GameTracker:
         self._rim_since: float | None = None
         self._launch_retry_reported = False
         self._start_sent_at: float | None = None
+        self._start_pending = False  # *u waits for the wheel to be "before a game"
         self._respin_of: int | None = None
         self._hardware_raised = False
         self._heard_at: float | None = None
@@ -231,7 +232,9 @@ class GameTracker:
         return out
 
     def close_betting(self, now: float) -> list[TrackerOutput]:
-        """Host-started tables: no more bets; the wheel is told to start the game (``*u``)."""
+        """Host-started tables: no more bets; the wheel is told to start the game (``*u``) at
+        once if it is ready ("before a game"), else as soon as it says it is (a wheel still
+        showing the last result refuses a start)."""
         if not self.config.host_starts:
             raise TrackerStateError("the wheel closes betting itself (state 4)")
         if self.phase is not Phase.BETTING:
@@ -239,8 +242,11 @@ class GameTracker:
                                     f"{self.phase.value})")
         out: list[TrackerOutput] = []
         self._close(now, out)
-        out.append(SendCommand(StartGame(self._start_direction())))
-        self._start_sent_at = now
+        self._start_sent_at = now  # the start timeout runs from here
+        ready = self.last_status is None or self.last_status.state is WheelState.BEFORE_GAME
+        if ready:
+            out.append(SendCommand(StartGame(self._start_direction())))
+        self._start_pending = not ready
         return out
 
     def void(self, now: float, detail: str) -> list[TrackerOutput]:
@@ -289,6 +295,9 @@ class GameTracker:
 
     def _before_game(self, now: float, out: list[TrackerOutput]) -> None:
         self._respin_of = None
+        if self._start_pending and self.in_progress:
+            self._start_pending = False
+            out.append(SendCommand(StartGame(self._start_direction())))
         if not self.in_progress or (self.config.host_starts and not self._launched):
             return  # host-started: the wheel has not acted on *u yet
         if self._launched and self._reports:
@@ -415,6 +424,7 @@ class GameTracker:
         self._rim_since = None
         self._launch_retry_reported = False
         self._start_sent_at = None
+        self._start_pending = False
         out.append(RoundOpened(self.game, now, spin, respin_of))
 
     def _close(self, now: float, out: list[TrackerOutput]) -> None:

@@ -378,3 +378,13 @@ def test_one_confirmation_takes_the_first_report() -> None:
     w = Wheel(confirmations=1)
     w.send(st_line(2), st_line(3), st_line(4), st_line(5, "12"))
     assert w.kinds() == ["open 1", "close 1", "number 1 12 status"]
+
+
+def test_host_start_waits_for_the_wheel_to_be_ready() -> None:
+    w = Wheel(host_starts=True, direction="anticlockwise")
+    w.send(st_line(5, "25"))  # still showing the last game's result
+    w.out += w.tracker.open_betting(w.now)
+    w.out += w.tracker.close_betting(w.now)
+    assert w.kinds() == ["open 1", "close 1"]
+    w.send(st_line(5, "25"), st_line(1, "25"), st_line(1, "25"))
+    assert w.kinds() == ["open 1", "close 1", "send *u 3"]
