@@ -225,3 +225,22 @@ def test_cli_process_prints_no_traceback(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert "round 1, seat 1: unknown action 'fly'" in run.stderr
+
+
+def test_a_shoe_played_by_the_built_in_players_replays_to_the_same_rounds() -> None:
+    """Decisions recorded while the remote players played a shoe (splits, doubles, insurance,
+    random seats) replay to exactly the rounds they played."""
+    import random
+
+    from shoe_controller.games.blackjack.simulate import play_shoe
+    from shoe_controller.games.blackjack.strategy import RemotePlayers
+
+    shoe = new_shoe(8, 99)
+    rng = random.Random(99)
+    played = list(play_shoe(shoe, S17, RemotePlayers(S17.rules, rng, insurance_rate=0.5), rng))
+    assert any(p.result.insurance_taken for p in played)
+    assert any(len(hands) == 2 for p in played for hands in p.result.hands.values())
+    records = list(replay_blackjack(shoe, S17, parse_decisions(lines(*(p.decisions
+                                                                          for p in played)))))
+    assert [r for r in records if r["type"] == "round"] == [
+        p.result.to_json_dict(p.number) for p in played]
