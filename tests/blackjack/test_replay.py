@@ -244,3 +244,26 @@ def test_a_shoe_played_by_the_built_in_players_replays_to_the_same_rounds() -> N
                                                                           for p in played)))))
     assert [r for r in records if r["type"] == "round"] == [
         p.result.to_json_dict(p.number) for p in played]
+
+
+def test_output_and_decisions_match_their_json_schemas() -> None:
+    import random
+
+    import jsonschema
+
+    from shoe_controller.games.blackjack.simulate import play_shoe
+    from shoe_controller.games.blackjack.strategy import RemotePlayers
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "blackjack"
+    replay_schema = json.loads((docs / "replay.schema.json").read_text(encoding="utf-8"))
+    decisions_schema = json.loads((docs / "decisions.schema.json").read_text(encoding="utf-8"))
+    shoe = new_shoe(6, 4)
+    rng = random.Random(4)
+    plan = [p.decisions for p in play_shoe(shoe, S17, RemotePlayers(S17.rules, rng), rng)]
+    for line in plan:
+        jsonschema.validate(line, decisions_schema)
+    issue_example = {"round": 1, "seats": [1, 4, 7], "insurance": [4], "actions": {
+        "1": ["hit", "stand"], "4": ["split", "hit", "stand", "double"], "7": []}}
+    jsonschema.validate(issue_example, decisions_schema)
+    for record in replay_blackjack(shoe, S17, parse_decisions(lines(*plan))):
+        jsonschema.validate(record, replay_schema)
