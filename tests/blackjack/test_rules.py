@@ -12,6 +12,7 @@ from shoe_controller.games.blackjack.round import (
     RoundError,
 )
 from shoe_controller.games.blackjack.rules import Action
+
 from . import blackjack_reference as ref
 from .helpers import PROFILES, RANKS, cards, codes, play_script
 
@@ -129,7 +130,7 @@ def test_dealer_play_for_every_starting_pair(rule: str) -> None:
                 expected = ref.dealer_play([up + "H", hole + "C"], draws.split(), rule)
                 assert codes(result.dealer) == expected, (up, hole, draws)
                 assert used == 4 + len(expected) - 2
-                total, soft = ref.total(expected)
+                total, _soft = ref.total(expected)
                 assert (result.dealer_total, result.dealer_bust) == (total, total > 21)
                 checked += 1
     assert checked == 10 * 13 * len(DRAWS)

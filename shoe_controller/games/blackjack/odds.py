@@ -46,7 +46,7 @@ def dealer_finals(shoe: Composition, up: int, hits_soft_17: bool,
     finals = _finals((up,), shoe, hits_soft_17, memo)
     if peeked:
         no_blackjack = 1 - finals["blackjack"]
-        finals = {name: (0 if name == "blackjack" else p / no_blackjack)
+        finals = {name: (Fraction(0) if name == "blackjack" else p / no_blackjack)
                   for name, p in finals.items()}
     return {name: Fraction(finals.get(name, 0)) for name in FINALS}
 

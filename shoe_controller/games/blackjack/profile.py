@@ -111,8 +111,8 @@ def load_profile(name_or_path: str | os.PathLike[str]) -> BlackjackProfile:
     path = find_profile(name_or_path)
     if path is None:
         known = ", ".join(list_profiles()) or "none"
-        raise ProfileError([f"{os.fspath(name_or_path)}: no such blackjack profile "
-                            f"(known: {known})"])
+        name = os.fspath(name_or_path)
+        raise ProfileError([f"{name}: no such blackjack profile (known: {known})"])
     try:
         text = toml_text(path.read_bytes())
     except OSError as exc:

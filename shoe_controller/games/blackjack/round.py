@@ -274,9 +274,9 @@ class BlackjackRound:
         hand = self._current_hand()
         if hand is not None:
             label = self._label(hand)
-            reason = hand.needs_card()
-            if reason is not None:
-                return CardDue(hand.seat, hand.number, reason, _hand_prompt(label, reason))
+            wanted = hand.needs_card()
+            if wanted is not None:
+                return CardDue(hand.seat, hand.number, wanted, _hand_prompt(label, wanted))
             options = self.options(hand)
             words = ", ".join(action.value for action in options)
             return DecisionDue(hand.seat, hand.number, options, f"{label}: {words}?")
