@@ -119,3 +119,21 @@ def test_config_refuses_bad_values(bad: dict[str, object]) -> None:
 def test_monitor_refuses_a_number_that_is_no_pocket() -> None:
     with pytest.raises(ValueError, match="not a pocket"):
         BiasMonitor("W").add(37)
+
+
+def test_report_matches_its_published_schema() -> None:
+    from pathlib import Path
+
+    import jsonschema
+
+    schema_path = Path(__file__).resolve().parents[2] / "docs/roulette/bias-report.schema.json"
+    schema = json.loads(schema_path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    rng = np.random.default_rng(9)
+    monitor = BiasMonitor("W2")
+    for i, n in enumerate(rng.choice(37, 1200, p=biased_weights(HOT_ARC, 1.6))):
+        monitor.add(Spin(int(n), dealer=f"D{i % 3}", direction="clockwise"))
+    report = json.loads(json.dumps(monitor.report()))
+    jsonschema.validate(report, schema)
+    assert report["alerting"] is True
+    jsonschema.validate(json.loads(json.dumps(BiasMonitor("empty").report())), schema)
