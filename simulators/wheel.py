@@ -74,9 +74,8 @@ class WheelTimings:
         """These times ``speed`` times faster (for tests and demos)."""
         if not (speed > 0 and speed < float("inf")):
             raise ConfigError(f"--speed must be a number more than 0, got {speed}")
-        fields = [f for f in self.__dataclass_fields__ if f != "speed"]
-        return WheelTimings(*(getattr(self, f) / speed for f in fields),
-                            speed=self.speed * speed)
+        faster = {f: getattr(self, f) / speed for f in self.__dataclass_fields__ if f != "speed"}
+        return replace(self, **faster, speed=self.speed * speed)
 
     def real(self, seconds: float) -> float:
         """A real wheel's ``seconds`` at this speed."""
@@ -95,7 +94,8 @@ class LineFaults:
     @classmethod
     def parse(cls, text: str) -> LineFaults:
         """``"drop-status=0.2,repeat-line=0.5,seed=3"``; ConfigError naming a bad item."""
-        values: dict[str, float | int] = {}
+        values: dict[str, float] = {}
+        seed = 0
         for item in filter(None, (part.strip() for part in text.split(","))):
             key, sep, value = item.partition("=")
             name = key.strip().replace("-", "_")
@@ -103,13 +103,17 @@ class LineFaults:
                 raise ConfigError(f"--line-faults: unknown item {item!r} (known: drop-status, "
                                   "drop-line, repeat-line, seed)")
             try:
-                number = int(value) if name == "seed" else float(value)
+                if name == "seed":
+                    seed = int(value)
+                    continue
+                number = float(value)
             except ValueError:
                 raise ConfigError(f"--line-faults: {key} needs a number, got {value!r}") from None
-            if name != "seed" and not 0 <= number <= 1:
+            if not 0 <= number <= 1:
                 raise ConfigError(f"--line-faults: {key} is a rate in 0..1, got {value}")
             values[name] = number
-        return replace(cls(), **values)
+        return cls(values.get("drop_status", 0.0), values.get("drop_line", 0.0),
+                   values.get("repeat_line", 0.0), seed)
 
 
 def parse_game_faults(texts: list[str]) -> dict[int, str]:

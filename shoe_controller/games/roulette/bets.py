@@ -98,7 +98,7 @@ class Bet:
             which = column_of(first) if self.kind is BetKind.COLUMN else row_of(first) // 4 + 1
             return f"{self.kind.value} {which}"
         if self.kind.even_money:
-            return self.kind.value
+            return str(self.kind.value)
         return f"{self.kind.value} " + "-".join(map(str, sorted(self.numbers)))
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]
 
 from shoe_controller.games.roulette.layout import WHEEL_ORDER, check_number, sectors
 
@@ -297,4 +297,5 @@ def biased_weights(sector: Iterable[int], factor: float) -> np.ndarray:
     weights = np.ones(POCKETS)
     for pocket in sector:
         weights[check_number(pocket)] = factor
-    return weights / weights.sum()
+    probabilities: np.ndarray = weights / weights.sum()
+    return probabilities
