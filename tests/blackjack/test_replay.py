@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_controller.cards import format_shoe, new_shoe
 from shoe_controller.cli import main
@@ -147,6 +149,9 @@ def test_errors_name_the_round_seat_and_action(shoe: str, decisions: dict, messa
     [
         ('{"round": 1, "seats": [1]}\n{"round": 3, "seats": [1]}',
          r"d.jsonl:2: expected round 2 .* got 3"),
+        ('{"round": 1.0, "seats": [1]}', r"expected round 1 .* got 1.0"),
+        ('{"round": true, "seats": [1]}', r"expected round 1 .* got True"),
+        ('{"round": 1, "seats": [1], "actions": {"01": []}}', r"actions for seat '01'"),
         ('{"round": 1, "seats": []}', r"seats: must be a list of seat numbers, at least one"),
         ('{"round": 1, "seats": [8]}', r"round 1: seats: 8 is not a seat \(1 to 7\)"),
         ('{"round": 1, "seats": [1, 1]}', r"a seat is listed twice"),
@@ -264,3 +269,28 @@ def test_output_and_decisions_match_their_json_schemas() -> None:
     jsonschema.validate(issue_example, decisions_schema)
     for record in replay_blackjack(shoe, S17, parse_decisions(lines(*plan))):
         jsonschema.validate(record, replay_schema)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 9) | st.floats() | st.text(max_size=6)
+    | st.sampled_from(["hit", "stand", "double", "split", "1", "4"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["1", "4", "7", "01", "x"]), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["round", "seats", "insurance", "actions",
+                                                 "schema", "seat"]), json_values, max_size=5),
+                max_size=3),
+       st.text(max_size=30))
+def test_any_decisions_text_parses_or_is_refused_clearly(objects: list, junk: str) -> None:
+    for text in ("\n".join(json.dumps(o) for o in objects), junk):
+        try:
+            rounds = parse_decisions(text, "d.jsonl")
+        except DecisionsError as exc:
+            assert str(exc).startswith("d.jsonl:")
+        else:
+            assert [r.round for r in rounds] == list(range(1, len(rounds) + 1))
+            assert all(r.seats and set(r.actions) <= set(r.seats) for r in rounds)

@@ -73,11 +73,11 @@ def _parse_line(line: str, where: str, expected: int, max_seat: int) -> RoundDec
         raise DecisionsError(f"{where}: unknown key {_short(repr(unknown[0]))} "
                              f"(allowed: {', '.join(_KEYS)})")
     schema = data.get("schema", SCHEMA_VERSION)
-    if schema != SCHEMA_VERSION or isinstance(schema, bool):
+    if not _is_int(schema) or schema != SCHEMA_VERSION:
         raise DecisionsError(f"{where}: schema {_short(repr(schema))} is not supported "
                              f"(this version reads {SCHEMA_VERSION})")
     number = data.get("round")
-    if number != expected or isinstance(number, bool):
+    if not _is_int(number) or number != expected:
         raise DecisionsError(f"{where}: expected round {expected} (rounds are numbered from 1 "
                              f"in order), got {_short(repr(number))}")
     where = f"{where}: round {expected}"
@@ -116,9 +116,10 @@ def _actions(raw: Any, where: str, seats: tuple[int, ...]) -> dict[int, tuple[Ac
         raise DecisionsError(f"{where}: actions must be an object of seat -> list of actions, "
                              f"got {_short(repr(raw))}")
     actions: dict[int, tuple[Action, ...]] = {}
+    by_name = {str(seat): seat for seat in seats}  # "1", never "01" or " 1"
     for key, words in raw.items():
-        seat = int(key) if key.isascii() and key.isdigit() and len(key) <= 2 else None
-        if seat is None or seat not in seats:
+        seat = by_name.get(key)
+        if seat is None:
             raise DecisionsError(f"{where}: actions for seat {_short(repr(key))}, which has no "
                                  f"bet (seats: {list(seats)})")
         if not isinstance(words, list):
@@ -134,6 +135,11 @@ def _actions(raw: Any, where: str, seats: tuple[int, ...]) -> dict[int, tuple[Ac
                                      f"{_short(repr(word))} (known: {known})") from None
         actions[seat] = tuple(parsed)
     return actions
+
+
+def _is_int(value: Any) -> bool:
+    # JSON's 1.0 and true are not round numbers (Python would compare them equal to 1).
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _short(text: str, limit: int = 60) -> str:
