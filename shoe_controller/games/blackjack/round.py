@@ -91,6 +91,8 @@ class InsuranceDue:
 
 
 Due = CardDue | DecisionDue | InsuranceDue
+#: Marks :meth:`BlackjackRound.due`'s cached answer as out of date.
+_STALE = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +223,7 @@ class BlackjackRound:
     """A round for ``seats`` (the seats with a bet) under ``rules``; see the module docstring."""
 
     __slots__ = (
+        "_due",
         "_initial",
         "_initial_next",
         "cards",
@@ -259,11 +262,18 @@ class BlackjackRound:
         #: ``None`` while insurance is offered and not yet answered.
         self.insurance_taken: frozenset[int] | None = frozenset()
         self.peeked = False
+        #: :meth:`due`'s answer until the next event (the table and replay ask it often).
+        self._due: object = _STALE
 
     # -- what is due -----------------------------------------------------------------------
 
     def due(self) -> Due | None:
         """What the round waits for next, or ``None`` when it is complete."""
+        if self._due is _STALE:
+            self._due = self._find_due()
+        return self._due  # type: ignore[return-value]
+
+    def _find_due(self) -> Due | None:
         if self._initial_next < len(self._initial):
             seat, reason = self._initial[self._initial_next]
             return CardDue(seat, 1, reason, _initial_prompt(seat, reason))
@@ -320,6 +330,7 @@ class BlackjackRound:
             waiting = "nothing: the round is complete" if due is None else due.prompt
             raise RoundError(f"card {card.code} dealt while waiting for {waiting}")
         self.cards.append(card)
+        self._due = _STALE
         if self._initial_next < len(self._initial):
             self._initial_next += 1
             if due.seat is None:
@@ -343,6 +354,7 @@ class BlackjackRound:
         if strangers:
             raise RoundError(f"insurance for seat(s) without a bet this round: {strangers}")
         self.insurance_taken = taken
+        self._due = _STALE
         self._peek()
 
     def decide(self, seat: int, action: Action | str) -> None:
@@ -366,6 +378,7 @@ class BlackjackRound:
             )
             legal = ", ".join(a.value for a in due.options)
             raise IllegalActionError(f"{label}: cannot {chosen.value}: {refusal} (legal: {legal})")
+        self._due = _STALE
         if chosen is Action.HIT:
             hand.wants = CardReason.HIT
         elif chosen is Action.STAND:
