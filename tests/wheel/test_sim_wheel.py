@@ -205,3 +205,29 @@ def test_a_log_whose_time_goes_back_is_refused(tmp_path: Path,
     log.write_bytes(b"1.0\t*X;1;001;  ;0;250;0\n0.5\t*X;2;001;  ;0;250;0\n")
     assert main(["sim", "--wheel", "--pty", "--replay", str(log)]) == 1
     assert "line 2: timestamp 0.5 is before the previous one" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("bad")
+    (root / "empty.log").write_bytes(b"")
+    return {"directory": root, "empty": root / "empty.log"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--replay", "{directory}"], "cannot read wheel log"),
+    (["--replay", "{empty}"], "holds no lines"),
+    (["--speed", "0"], "must be more than 0"),
+    (["--mode", "70000"], "expected a mode 0..65535"),
+    (["--replay", "{empty}", "--games", "2"], "--replay plays the log as it is"),
+])
+def test_bad_wheel_arguments_as_an_operator_types_them(args: list[str], message: str,
+                                                         bad_files: dict[str, Path]) -> None:
+    """A real process each: a one-line ``shoe sim: error: ...``, never a traceback."""
+    argv = [a.format(**bad_files) for a in args]
+    result = subprocess.run([sys.executable, "-m", "shoe_controller", "sim", "--wheel", "--pty",
+                             *argv], capture_output=True, text=True, timeout=20)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("shoe sim: error: ") and message in last, result.stderr
