@@ -93,7 +93,8 @@ class TableRules:
     insurance_pays: Decimal = Decimal(2)
     #: Largest insurance as a fraction of the hand's bet.
     insurance_max: Decimal = Decimal("0.5")
-    #: Hard or soft two-card totals that may be doubled; ``None`` = any two cards.
+    #: Two-card totals that may be doubled (a soft hand at its high total, A+8 = 19);
+    #: ``None`` = any two cards.
     double_totals: frozenset[int] | None = None
     double_after_split: bool = True
     #: True: a doubled hand that meets a dealer blackjack loses only its original bet.
