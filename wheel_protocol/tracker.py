@@ -175,8 +175,8 @@ class GameTracker:
         return out
 
     def poll(self, now: float) -> list[TrackerOutput]:
-        """Timers: an unconfirmed result line, the ball-not-detected grace, a host start that
-        did not happen, silence from the wheel, and the next status poll."""
+        """Timers: a number reported once and not yet confirmed, the ball-not-detected grace,
+        a host start that did not happen, silence from the wheel, and the next status poll."""
         out: list[TrackerOutput] = []
         cfg = self.config
         if self._heard_at is None:
