@@ -18,7 +18,7 @@ already decided (busted or blackjack).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -548,27 +548,3 @@ def _hand_prompt(label: str, reason: CardReason) -> str:
 def _word(action: object) -> str:
     return action.value if isinstance(action, Action) else repr(action)
 
-
-def play_round(
-    rules: TableRules,
-    seats: Sequence[int],
-    cards: Iterable[Card],
-    decide: Any,
-    insure: Any = None,
-) -> RoundResult:
-    """Convenience for tests and simulations: deal ``cards`` in order, asking ``decide(due,
-    round)`` for each :class:`DecisionDue` and ``insure(due, round)`` (default: nobody) for
-    insurance. Raises :class:`RoundError` if the cards run out."""
-    round_ = BlackjackRound(rules, seats)
-    source = iter(cards)
-    while (due := round_.due()) is not None:
-        if isinstance(due, CardDue):
-            card = next(source, None)
-            if card is None:
-                raise RoundError(f"out of cards: waiting for {due.prompt}")
-            round_.deal(card)
-        elif isinstance(due, InsuranceDue):
-            round_.insure(() if insure is None else insure(due, round_))
-        else:
-            round_.decide(due.seat, decide(due, round_))
-    return round_.result()
