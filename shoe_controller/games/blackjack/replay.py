@@ -16,6 +16,7 @@ from shoe_controller.errors import ShoeError
 from shoe_controller.games.blackjack.decisions import DecisionsError, RoundDecisions
 from shoe_controller.games.blackjack.profile import BlackjackProfile
 from shoe_controller.games.blackjack.round import (
+    BlackjackRound,
     CardDue,
     CardReason,
     DecisionDue,
@@ -23,7 +24,7 @@ from shoe_controller.games.blackjack.round import (
     RoundError,
 )
 from shoe_controller.games.blackjack.rules import Action
-from shoe_controller.games.blackjack.shoe_procedure import BlackjackShoe, RoundComplete
+from shoe_controller.games.blackjack.shoe_procedure import BlackjackShoe
 
 SCHEMA_VERSION = 1
 
@@ -77,51 +78,48 @@ def replay_blackjack(
                 f"{plan.where}: the shoe finished after round {len(shoe.rounds)} (cut card), "
                 f"so the decisions for rounds {plan.round} to {decisions[-1].round} cannot be "
                 "dealt")
-        yield _play(shoe, source, plan, profile)
+        yield _play(shoe, source, plan)
     yield {"type": "shoe_end", "rounds": len(shoe.rounds), "cards_used": shoe.cards_used}
 
 
-def _play(shoe: BlackjackShoe, source: _Cards, plan: RoundDecisions,
-          profile: BlackjackProfile) -> dict[str, Any]:
+def _play(shoe: BlackjackShoe, source: _Cards, plan: RoundDecisions) -> dict[str, Any]:
+    """Deal one round of the decisions file; its ``round`` line."""
     try:
         round_ = shoe.start_round(plan.seats)
     except RoundError as exc:
         raise DecisionsError(f"{plan.where}: {exc}") from None
     queues = {seat: list(reversed(plan.actions.get(seat, ()))) for seat in plan.seats}
-    events = []
     while (due := round_.due()) is not None:
         if isinstance(due, CardDue):
             card = source.take(f"in the middle of round {plan.round} ({due.prompt})")
-            events = shoe.feed_card(card)
+            shoe.feed_card(card)
             if due.reason is CardReason.HOLE and plan.insurance and not round_.insurance_offered:
                 seat = min(plan.insurance)
                 raise DecisionsError(f"{plan.where}, seat {seat}: insurance listed, but the up "
                                      f"card {round_.dealer[0].code} is not an ace")
         elif isinstance(due, InsuranceDue):
-            events = shoe.insure(plan.insurance)
+            shoe.insure(plan.insurance)
         else:
-            events = _decide(shoe, due, queues, plan)
+            _decide(shoe, due, queues, plan)
     for seat, queue in queues.items():
         if queue:
             raise DecisionsError(
                 f"{plan.where}, seat {seat}: action {queue[-1].value!r} left over: "
-                f"{_why_finished(round_, seat)}")
-    completed = [event for event in events if isinstance(event, RoundComplete)]
-    assert completed, "a complete round reports RoundComplete"
-    return completed[0].result.to_json_dict(plan.round)
+                f"{_why_finished(round_)}")
+    return shoe.rounds[-1].to_json_dict(plan.round)
 
 
 def _decide(shoe: BlackjackShoe, due: DecisionDue, queues: dict[int, list[Action]],
-            plan: RoundDecisions) -> list[Any]:
+            plan: RoundDecisions) -> None:
     queue = queues[due.seat]
     action = queue.pop() if queue else Action.STAND  # listed actions ran out: the hand stands
     try:
-        return shoe.decide(due.seat, action)
+        shoe.decide(due.seat, action)
     except RoundError as exc:  # names the seat, hand, action and why it is not allowed
         raise DecisionsError(f"{plan.where}: {exc}") from None
 
 
-def _why_finished(round_: Any, seat: int) -> str:
+def _why_finished(round_: BlackjackRound) -> str:
     result = round_.result()
     if result.peeked and result.dealer_blackjack:
         return "the dealer's blackjack ended the round before play"
