@@ -19,7 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--profile",
         metavar="NAME",
         required=True,
-        help="table profile name or TOML file (burn and cut-card rules)",
+        help="table profile name or TOML file (its shoe procedure; for blackjack its rules)",
     )
     parser.add_argument(
         "--cut-card",
