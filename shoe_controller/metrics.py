@@ -393,6 +393,10 @@ class _TableCollector(Collector):
         yield self._single(GaugeMetricFamily, "shoe_mqtt_connected",
                            "1 while the MQTT broker connection is up",
                            1.0 if enabled and stats.connected else 0.0)
+        yield self._single(GaugeMetricFamily, "shoe_mqtt_failed",
+                           "1 if the MQTT publisher stopped on an error of its own (the "
+                           "table deals on; see the log)",
+                           1.0 if enabled and stats.failed else 0.0)
         for name, doc, attr in (
                 ("shoe_mqtt_states_published", "State updates the broker took", "states_published"),
                 ("shoe_mqtt_states_dropped", "State updates superseded while the broker was "
