@@ -340,8 +340,6 @@ class SimulatedWheel:
         elif state is WheelState.WINNING_NUMBER or state is WheelState.BALL_NOT_DETECTED:
             self.flags = WarningFlag.NONE
             self._enter(WheelState.BEFORE_GAME, at)
-            if self.max_games is not None and self.game >= self.max_games:
-                self.finished = True
         elif state is WheelState.TABLE_CLOSED:
             self.flags = WarningFlag.NONE
             self._enter(WheelState.BEFORE_GAME, at)
@@ -352,6 +350,9 @@ class SimulatedWheel:
             self._failed = False
         self.state = state
         self._since = at
+        if state is WheelState.BEFORE_GAME and self.max_games is not None \
+                and self.game >= self.max_games:
+            self.finished = True  # however the last game ended
 
     def _result(self, at: float) -> None:
         number = self._draw.randrange(37)
@@ -359,8 +360,9 @@ class SimulatedWheel:
         self.last_number = number
         self.flags = WarningFlag.NONE
         self._enter(WheelState.WINNING_NUMBER, at)
-        self._send(self.status())  # the state-5 status goes out at once, as real wheels do
-        self._next_status = at + self.timings.status_interval
+        if self.auto_status:  # the state-5 status goes out at once, as real wheels do
+            self._send(self.status())
+            self._next_status = at + self.timings.status_interval
         if self.result_line and not self._line_rng.random() < self.line_faults.drop_line:
             self._send(WinningNumberLine(number))
             if self._line_rng.random() < self.line_faults.repeat_line:
