@@ -62,6 +62,11 @@ from firmware_protocol.rtt import RttEstimator
 SEQ_MODULO = 1 << 16
 _HALF = SEQ_MODULO // 2
 MIN_RESEND_WAIT = 0.0002
+HELLO_FIRST_RETRY = 0.1
+"""Revision 1.2 host: seconds before the first repeat of an unanswered HostHello; each repeat
+then waits twice as long, up to ``hello_interval``. A hello and its DeviceInfo take 4 ms on the
+wire at 115200 baud and 60 ms at 9600: a lost hello no longer costs half a second, and an
+absent shoe still gets one hello per ``hello_interval`` after the first second."""
 """Seconds: the least time after sending a frame before a Nak makes it be sent again (half a
 measured round trip otherwise): a scheduler's wake-up, not a line's frame time."""
 
@@ -134,7 +139,7 @@ class LinkConfig:
     exactly (what an older peer does)."""
     retransmit_timeout_min: float = 0.002
     """Floor of the adaptive retransmission timeout (seconds). On a serial line the measured
-    round trip sets the timeout (about 9 ms at 115200); the floor matters on fast lines (a
+    round trip sets the timeout (about 5 ms at 115200); the floor matters on fast lines (a
     TCP line answers in under a millisecond, and a 10 ms floor made every silent loss cost
     ten round trips)."""
     nak_holdoff: float = 0.001
@@ -281,6 +286,9 @@ class _Outgoing:
     resend_at: float = math.inf
     """A Nak said it is missing: resend at this time (at once, or once it has had the time
     to arrive if it was sent only just before)."""
+    recoveries_at_send: int = 0
+    """The link's recovery count when it was first sent: if it has changed by the time the
+    acknowledgement comes, that acknowledgement may have waited for a recovery."""
 
 
 def initial_sequence(own_session: int, peer_session: int) -> int:
@@ -340,6 +348,9 @@ class Link:
         self._nak_wanted = False
         self._next_nak = -math.inf
         self._last_nak: tuple[int, int] | None = None
+        # Damaged frames seen and Naks received: an acknowledgement that arrives after one of
+        # them may have waited for that recovery, and is no round-trip sample (_on_ack).
+        self._recoveries = 0
         self._retries = 0
         self._rx_expected = 0
         self._rx_early: dict[int, Message | ProtocolError] = {}
@@ -352,6 +363,8 @@ class Link:
         self._last_rx = -math.inf
         self._last_tx = -math.inf
         self._next_hello = -math.inf
+        self._hello_gap = HELLO_FIRST_RETRY  # revision 1.2: the next hello's wait, doubling
+        self._hello_answers = False  # the next hello answers a sign of the shoe (_hello_soon)
         # The handshake's round trip (HostHello -> DeviceInfo at the host, DeviceInfo ->
         # LinkOptions at the shoe) is the first sample, answered by the peer's link, not its
         # application: see _handshake_sample.
@@ -425,9 +438,27 @@ class Link:
         if self._damage() > damaged:
             if self._state is LinkState.UP:
                 self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
+                self._recoveries += 1
+                self._await_recovery(now)
             else:
                 self._hello_soon(now)  # maybe the shoe's DeviceInfo
         return self._take()
+
+    def _await_recovery(self, now: float) -> None:
+        """Revision 1.2: a damaged frame came in, most likely the peer's answer to what we
+        have in flight (its acknowledgement rides on every frame it sends). Our Nak asks for
+        it again, which takes a round trip: the retransmission timer restarts from now, as
+        for a Nak received, instead of firing meanwhile and putting a copy of our frame on
+        the line ahead of the answer (on a serial line with 1 % of bytes corrupted, such
+        spurious timeouts were half of all retransmissions and a tenth of a shoe's time).
+        Bounded: the deadline never moves past two timeouts after the oldest frame's last
+        copy, so a line that only ever brings damage still retransmits."""
+        if not (self.config.fast_recovery and self._peer_takes_nak and self._unacked):
+            return
+        if self._rto_deadline is None:
+            return
+        latest = self._unacked[0].last_sent + 2 * self._rto
+        self._rto_deadline = max(self._rto_deadline, min(now + self._rto, latest))
 
     def _damage(self) -> int:
         stats = self._decoder.stats
@@ -472,7 +503,13 @@ class Link:
             and now >= self._next_hello
         ):
             out.append(encode_frame(HostHello(PROTOCOL_VERSION, self.session_id)))
-            self._next_hello = now + self.config.hello_interval
+            interval = self.config.hello_interval
+            if self.config.fast_recovery:
+                interval = min(interval, self._hello_gap)
+                if not self._hello_answers:  # only an unanswered hello makes the next wait
+                    self._hello_gap *= 2
+                self._hello_answers = False
+            self._next_hello = now + interval
             self.stats.hellos_sent += 1
             self._handshake_sent(now)
         if self._replies:
@@ -551,6 +588,7 @@ class Link:
         self._now = max(self._now, now)
         if self._state is not LinkState.UP:
             self._next_hello = min(self._next_hello, now)  # host: say hello on the new line
+            self._hello_gap = HELLO_FIRST_RETRY
             return
         self._rto = self._base_rto()
         self._retries = 0
@@ -645,7 +683,8 @@ class Link:
             self._rto_deadline = now + self._rto
         # New frames go out whatever was resent: the window, not the resends, limits them.
         while self._queue and len(self._unacked) < config.window:
-            outgoing = _Outgoing(self._tx_next, self._queue.popleft(), now, now)
+            outgoing = _Outgoing(self._tx_next, self._queue.popleft(), now, now,
+                                 recoveries_at_send=self._recoveries)
             self._tx_next = (self._tx_next + 1) % SEQ_MODULO
             self._unacked.append(outgoing)
             out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
@@ -664,16 +703,41 @@ class Link:
         if not self._unacked:
             return
         count = (ack - self._unacked[0].seq) % SEQ_MODULO
-        if count == 0 or count > len(self._unacked):
+        if count == 0:
+            self._ack_shows_loss(now)
+            return
+        if count > len(self._unacked):
             return  # an old (or bogus) acknowledgement: nothing new
         freed = [self._unacked.popleft() for _ in range(count)]
         # Karn's rule, and more: if any frame freed here was sent again (or was held by the
-        # peer behind a missing one), this acknowledgement waited for a recovery, not a trip.
-        if self.config.fast_recovery and not any(f.resent or f.sacked for f in freed):
+        # peer behind a missing one), or if damage was seen or a Nak came since it was sent
+        # (the acknowledgement itself may have been damaged and asked for again), this
+        # acknowledgement waited for a recovery, not a trip. Counted, such waits made the
+        # timeout twice the round trip on a bad line, and the loss of a frame cost that.
+        if (self.config.fast_recovery and not any(f.resent or f.sacked for f in freed)
+                and freed[-1].recoveries_at_send == self._recoveries):
             self._rtt.sample(now - freed[-1].first_sent)
         self._rto = self._base_rto()
         self._retries = 0
         self._rto_deadline = now + self._rto if self._unacked else None
+
+    def _ack_shows_loss(self, now: float) -> None:
+        """Revision 1.2, as RACK does (RFC 8985): the peer's frame still asks for our oldest
+        frame although it left the peer after that frame should have arrived (more than a
+        round trip after we sent it). The copy was lost, or damaged along with the peer's Nak
+        for it: the retransmission timer expires now instead of later. It is the timer's
+        expiry, with its backoff and its count towards a lost link: after each expiry the
+        next one needs twice as long here too, so a peer that answers but never
+        acknowledges gets copies at the timer's doubling pace, not at its own frame rate."""
+        if not self.config.fast_recovery or self._rto_deadline is None:
+            return
+        overdue = self._rtt.overdue
+        oldest = self._unacked[0]
+        if overdue is None or oldest.sacked or oldest.resend_at != math.inf:
+            return
+        backoff = self._rto / self._base_rto()
+        if now - oldest.last_sent >= overdue * backoff:
+            self._rto_deadline = min(self._rto_deadline, now)
 
     def _base_rto(self) -> float:
         """The timeout after progress: measured (RFC 6298) with fast recovery, else fixed."""
@@ -683,10 +747,19 @@ class Link:
         """The peer says what it is missing: resend it now, unless it was sent so recently
         that it may still be on its way (then the Nak did not know of it yet)."""
         self.stats.naks_received += 1
+        self._recoveries += 1
         if ack is None or not self.config.fast_recovery:
             return
-        # The peer saw damage: if it was our acknowledgement, it waits for it. Send it again.
+        # The peer saw damage: if it was our acknowledgement, it waits for it. Send it again,
+        # at once: the peer is waiting, and nothing else may come for it to ride on.
         self._ack_soon()
+        self._ack_due = self._now
+        if self._rx_early:
+            # We hold frames behind a gap, so our own Nak is still owed an answer: the damage
+            # the peer saw may have been that Nak. Say it again (after nak_holdoff), rather
+            # than leave the gap to the peer's timer. A gap is filled by the peer's resend,
+            # so two peers cannot keep answering each other's Naks with Naks.
+            self._want_nak()
         # The peer is there and answering: the timer goes back to the measured timeout (a
         # backoff grown on a run of damaged frames would make the next loss cost seconds),
         # and restarts for what this Nak has us resend.
@@ -720,7 +793,9 @@ class Link:
         the frame a noisy line damages most; each loss cost half a second)."""
         if self.role is Role.HOST and self.config.fast_recovery:
             soon = max(now, self._handshake_sent_at + self.config.nak_holdoff)
-            self._next_hello = min(self._next_hello, soon)
+            if soon < self._next_hello:
+                self._next_hello = soon
+                self._hello_answers = True
 
     def _handshake_sent(self, now: float) -> None:
         self._handshake_sent_at = now
@@ -1002,4 +1077,5 @@ class Link:
         self._ack_pending = False
         self._ack_due = math.inf
         self._next_hello = now
+        self._hello_gap = HELLO_FIRST_RETRY
         self._output.append(LinkLost(reason))
