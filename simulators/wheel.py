@@ -337,10 +337,7 @@ class SimulatedWheel:
                 self._enter(WheelState.TABLE_CLOSED, at)
             else:
                 self._result(at)
-        elif state is WheelState.WINNING_NUMBER or state is WheelState.BALL_NOT_DETECTED:
-            self.flags = WarningFlag.NONE
-            self._enter(WheelState.BEFORE_GAME, at)
-        elif state is WheelState.TABLE_CLOSED:
+        elif state is WheelState.WINNING_NUMBER or state is WheelState.BALL_NOT_DETECTED or state is WheelState.TABLE_CLOSED:
             self.flags = WarningFlag.NONE
             self._enter(WheelState.BEFORE_GAME, at)
 
