@@ -337,7 +337,8 @@ class SimulatedWheel:
                 self._enter(WheelState.TABLE_CLOSED, at)
             else:
                 self._result(at)
-        elif state is WheelState.WINNING_NUMBER or state is WheelState.BALL_NOT_DETECTED or state is WheelState.TABLE_CLOSED:
+        elif state in (WheelState.WINNING_NUMBER, WheelState.BALL_NOT_DETECTED,
+                       WheelState.TABLE_CLOSED):  # the game is over, or the wheel recovered
             self.flags = WarningFlag.NONE
             self._enter(WheelState.BEFORE_GAME, at)
 
