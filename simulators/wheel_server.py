@@ -89,6 +89,11 @@ def serve(args: argparse.Namespace, stop: threading.Event) -> int:
     if faults.disconnect_rate > 0:
         raise ConfigError("'disconnect' faults are for the shoe's link; the wheel's line has "
                           "none (use corrupt, drop, dup or delay)")
+    if faults.drop_frame_rate > 0 or faults.duplicate_frame_rate > 0:
+        # Frames end at a 0x00 byte, which the wheel never sends: the injector would hold
+        # every byte back waiting for one. Lost and repeated lines are --line-faults.
+        raise ConfigError("'drop-frame' and 'dup-frame' are for the shoe's frames; for the "
+                          "wheel use --line-faults (drop-status, drop-line, repeat-line)")
     device = build_device(args)
     if args.pty:
         with open_pty_pair() as pair:

@@ -185,6 +185,7 @@ def test_generated_wheel_host_started_over_tcp() -> None:
     (["--exit-when-done"], "needs --games N or --replay"),
     (["--decks", "6"], "--decks is a shoe option"),
     (["--faults", "disconnect=0.1"], "'disconnect' faults are for the shoe"),
+    (["--faults", "drop-frame=0.1"], "use --line-faults"),
 ])
 def test_wheel_config_errors_are_one_line_and_exit_1(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
