@@ -172,6 +172,13 @@ class GameTracker:
             self._result_line(message.number, now, out)
         elif isinstance(message, Reply) and message.command == "F":
             out.append(SelfTestResult(message.text, now))
+            if self.in_progress and message.text.strip("0"):
+                # Mode 256: the wheel reports faults with *F lines during play.
+                self._lock_bets(now, out)
+                self._fault(FaultCode.HARDWARE, f"*F {message.text} during the game", True,
+                            now, out)
+                self._void(VoidReason.FAULT, f"the wheel reported fault {message.text}", now,
+                           out)
         return out
 
     def poll(self, now: float) -> list[TrackerOutput]:

@@ -388,3 +388,12 @@ def test_host_start_waits_for_the_wheel_to_be_ready() -> None:
     assert w.kinds() == ["open 1", "close 1"]
     w.send(st_line(5, "25"), st_line(1, "25"), st_line(1, "25"))
     assert w.kinds() == ["open 1", "close 1", "send *u 3"]
+
+
+def test_a_fault_reported_with_star_f_during_play_voids_the_game() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), b"*F 0\r\n", b"*F 12\r\n", st_line(4))
+    assert w.kinds() == ["open 1", "close 1", "fault hardware latch", "void 1 fault"]
+    w = Wheel()
+    w.send(b"*F 12\r\n", *game("15"))  # a self-test's answer between games: passed on only
+    assert w.kinds() == ["open 1", "close 1", "number 1 15 status"]
