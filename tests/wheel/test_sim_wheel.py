@@ -98,7 +98,9 @@ def test_recorded_log_replayed_gives_exactly_its_numbers_once_in_order(where: st
     argv = [where] + (["127.0.0.1:0"] if where == "--tcp" else [])
     proc, url = start([*argv, "--replay", str(LOG), "--speed", str(speed), "--exit-when-done"])
     try:
-        events = host(url, proc, speed)
+        # The tracker's grace periods only 4x shorter than a real wheel's: a host slowed
+        # down by a busy machine must not stretch the log's brief flags past them.
+        events = host(url, proc, speed / 5)
     finally:
         err = stop(proc)
     assert proc.returncode == 0, err
