@@ -37,7 +37,8 @@ class Mosquitto:
     name -> password (then anonymous clients are refused) and ``acl``: the ACL file's text."""
 
     def __init__(self, directory: Path, *, users: dict[str, str] | None = None,
-                 acl: str | None = None, extra: tuple[str, ...] = ()) -> None:
+                 acl: str | None = None, tls: tuple[Path, Path, Path] | None = None,
+                 extra: tuple[str, ...] = ()) -> None:
         if shutil.which(MOSQUITTO) is None:
             raise BrokerMissing(f"{MOSQUITTO} is missing: run `bash scripts/dev.sh test` (it "
                                 "installs scripts/debian-packages.txt) or apt-get install "
@@ -46,7 +47,16 @@ class Mosquitto:
         directory.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.log = directory / "mosquitto.log"
-        lines = [f"listener {self.port} 127.0.0.1", "persistence false",
+        lines = [f"listener {self.port} 127.0.0.1"]
+        if tls is not None:
+            # (CA, certificate, key): TLS only, and every client shows a certificate of that
+            # CA whose common name is its user name.
+            ca, cert, key = tls
+            lines += [f"cafile {ca}", f"certfile {cert}", f"keyfile {key}",
+                      "tls_version tlsv1.2", "require_certificate true",
+                      "use_identity_as_username true"]
+        self.tls = tls is not None
+        lines += ["persistence false",
                  f"log_dest file {self.log}", "log_type error", "log_type warning",
                  "log_type notice", "max_queued_messages 100000",
                  # Running as root, mosquitto would switch to its own user, who cannot read
@@ -71,7 +81,7 @@ class Mosquitto:
 
     @property
     def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
+        return f"{'mqtts' if self.tls else 'mqtt'}://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 10.0) -> Self:
         self.process = subprocess.Popen([MOSQUITTO, "-c", str(self.config)],

@@ -49,6 +49,7 @@ class TableEntry:
     last_seq: int = 0
     gaps: int = 0  # events the pit knows it missed (a jump in seq)
     state_gaps: int = 0  # states it missed: a jump in version within a publisher session
+    states_seen: int = 0  # states taken from the current publisher session
     received_at: float = 0.0
     last_card: dict[str, Any] | None = None
     changed: int = 0  # floor version of the last change
@@ -122,13 +123,17 @@ class Floor:
                                  or not isinstance(odds.get("player_edge", []), list)):
             raise Rejected("odds: must be an object with a player_edge list")
         old = entry.state
-        if old is not None and (old["at"], old["version"]) >= (doc["at"], doc["version"]) \
-                and old["session"] == doc["session"]:
-            return False  # a duplicate or an older one
-        if old is not None and old["at"] > doc["at"] and old["session"] != doc["session"]:
-            return False  # an older session's state arriving late
         if old is not None and old["session"] == doc["session"]:
-            entry.state_gaps += max(0, doc["version"] - old["version"] - 1)
+            if doc["version"] < old["version"] or doc == old:
+                return False  # an older one, or a QoS 1 duplicate
+            if doc["version"] > old["version"]:
+                entry.state_gaps += doc["version"] - old["version"] - 1
+                entry.states_seen += 1
+            # (the same version again: re-published after a reconnection)
+        elif old is not None and old["at"] > doc["at"]:
+            return False  # an older session's state arriving late
+        else:
+            entry.states_seen = 1
         entry.state = doc
         return True
 
@@ -197,6 +202,7 @@ class Floor:
             "last_event_seq": entry.last_seq,
             "event_gaps": entry.gaps,
             "state_gaps": entry.state_gaps,
+            "states_seen": entry.states_seen,
             "last_card": entry.last_card,
             "received_at": entry.received_at,
         }

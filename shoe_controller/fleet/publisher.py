@@ -10,9 +10,10 @@ Three threads, and why:
   one item on a bounded inbox with ``put_nowait``. Microseconds, no lock the worker holds
   for long, no I/O. A full inbox (the worker stuck: a bug, never the broker) drops the item
   and counts it.
-* **The worker** folds items into the state (:class:`~.state.TableState`), computes the live
-  odds when the cards left changed (~1 ms), and publishes: every event at QoS 1 in order,
-  one retained state per item. While the broker is away it keeps the events (up to
+* **The worker** wakes :data:`BATCH_SECONDS` after an item arrived (the table has finished
+  with that input by then), folds what came into the state (:class:`~.state.TableState`),
+  computes the live odds when the cards left changed (~1 ms), and publishes: every event at
+  QoS 1 in order, one retained state per item (QoS 0: each supersedes the last). While the broker is away it keeps the events (up to
   :data:`EVENT_BACKLOG`; older ones are dropped and counted) and only the newest state:
   each state superseded before it could be published is a dropped state update, counted.
   When the broker is back it publishes the status, the newest state (retained again: a
@@ -55,6 +56,9 @@ INBOX = 10_000
 EVENT_BACKLOG = 20_000
 #: Messages handed to paho and not yet acknowledged by the broker (QoS 1).
 MAX_INFLIGHT = 200
+#: The worker waits this long after an item arrives before it takes it and what follows:
+#: the table has finished with the card by then, and the pit sees it this much later.
+BATCH_SECONDS = 0.02
 #: How long a clean stop waits for the broker to take the "offline: stopped" status.
 GOODBYE_SECONDS = 2.0
 
@@ -109,7 +113,9 @@ class MqttPublisher:
         self.error: BaseException | None = None
         self._clock = clock
         self._odds = odds
-        self._stream = EventStream(topics.table_id)
+        # Numbers events as the table system's stream does; nothing is kept once numbered
+        # (the broker, not this stream, delivers them: every message is "acknowledged").
+        self._stream = EventStream(topics.table_id, retain=0)
         # The game is known once the controller is there (start()): the journal's profile.
         self._state = TableState(topics.table_id, game="", profile="", pit=pit)
         self._inbox: queue.Queue[Any] = queue.Queue(maxsize=inbox)
@@ -145,8 +151,10 @@ class MqttPublisher:
         """A journal record's events (replayed at start with ``live`` False: they only
         rebuild the stream's numbering and the state, nothing is published for them)."""
         try:
+            stream = self._stream
             released = [Released(o.seq, o.id, o.type, o.at, o.shoe, o.data)
-                        for o in self._stream.add(record_seq, at, events)]
+                        for o in stream.add(record_seq, at, events)]
+            stream.ack(stream.head)  # let it forget them (held events it keeps, as it must)
             if live:
                 self._pending.extend(released)
             else:
@@ -244,13 +252,15 @@ class MqttPublisher:
         self.stats.connections += 1
         log.info("mqtt: connected to %s", self.settings.describe(),
                  extra={"broker": self.settings.describe()})
-        self._connected.set()
-        self.stats.connected = True
         self._reconnected.set()
         try:
-            self._inbox.put_nowait(_WAKE)  # publish the status and state now
+            # Before anything handed over once the connection is seen: the status and the
+            # newest state go out first.
+            self._inbox.put_nowait(_WAKE)
         except queue.Full:
             pass  # the worker is busy anyway
+        self._connected.set()
+        self.stats.connected = True
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
         log.debug("mqtt: cannot reach %s (retrying)", self.settings.describe())
@@ -281,17 +291,30 @@ class MqttPublisher:
     def _run(self) -> None:
         try:
             while True:
-                item = self._next_item()
-                if item is None and self._closing:
-                    self._publish_due()
-                    return
-                if item is not None and item is not _WAKE:
-                    self._fold(item)
-                    # The rest of a burst is folded too; publishing states one per item keeps
-                    # every change for the pit while connected.
+                batch = [self._next_item()]
+                if batch[0] is not None and not self._closing:
+                    # The controller's thread has more to do for the input it just handed
+                    # over (the exit, the lights, the next input): let it, then take what
+                    # came meanwhile in one go, off the table's critical path.
+                    time.sleep(BATCH_SECONDS)
+                batch += self._drain()
+                for item in batch:
+                    if item is not None and item is not _WAKE:
+                        self._fold(item)
+                    self._publish_due()  # one state per item: every change published
                 self._publish_due()
+                if self._closing and None in batch:
+                    return
         except BaseException as exc:  # noqa: BLE001 - reported to the owner, table deals on
             self._fail(exc)
+
+    def _drain(self) -> list[Any]:
+        items = []
+        while True:
+            try:
+                items.append(self._inbox.get_nowait())
+            except queue.Empty:
+                return items
 
     def _next_item(self) -> Any:
         try:
@@ -313,7 +336,7 @@ class MqttPublisher:
         if item.seen is not None and self._odds is not None:
             rounds = sum(1 for r in state.recent if r.get("outcome") != "void")
             state.set_odds(self._odds(state.shoe, rounds, item.seen))
-        if self._state_due and not self._connected.is_set():
+        if self._state_due:
             self.stats.states_dropped += 1  # superseded before the broker could have it
         self._version += 1
         self._state_due = True
@@ -334,13 +357,15 @@ class MqttPublisher:
         if self._state_due:
             state = self._state.payload(version=self._version, session=self.session,
                                         at=self._clock(), table_system=self._table_system())
-            if self._publish(self.topics.state, state, retain=True):
+            # QoS 0 for the state: each supersedes the last, TCP delivers it while the
+            # connection lasts, and a new connection gets the newest again (above).
+            if self._publish(self.topics.state, state, retain=True, qos=0):
                 self._state_due = False
                 self.stats.states_published += 1
 
-    def _publish(self, topic: str, document: Mapping[str, Any], *, retain: bool = False
-                 ) -> bool:
-        info = self._client.publish(topic, _json(document), qos=1, retain=retain)
+    def _publish(self, topic: str, document: Mapping[str, Any], *, retain: bool = False,
+                 qos: int = 1) -> bool:
+        info = self._client.publish(topic, _json(document), qos=qos, retain=retain)
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
             # Not connected after all (a loss between the check and now): kept for later.
             return False

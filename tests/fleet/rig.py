@@ -144,10 +144,12 @@ class FleetTable:
 def fleet_table(directory: Path, broker: BrokerSettings, table_id: str, *,
                 cards: Sequence[Card] | None = None, seed: int = 1, pace: float = 0.0,
                 misread_at: Sequence[int] = (), one_shoe: bool = True,
-                publisher: MqttPublisher | None = None,
-                pit: str | None = None) -> Iterator[FleetTable]:
+                publisher: MqttPublisher | None = None, pit: str | None = None,
+                wait_connected: bool = False) -> Iterator[FleetTable]:
     """A live table (software shoe, dealer at ``pace``) publishing to ``broker`` as
-    ``table_id`` until the context ends (the publisher then says "offline: stopped")."""
+    ``table_id`` until the context ends (the publisher then says "offline: stopped").
+    ``wait_connected``: the table starts only once its publisher is connected (so not even
+    the first state is superseded before the broker could have it)."""
     directory.mkdir(parents=True, exist_ok=True)
     dealer_class = OneShoeDealer if one_shoe else VirtualDealer
     dealer = dealer_class(pace=pace, button_delay=0.0)
@@ -170,6 +172,8 @@ def fleet_table(directory: Path, broker: BrokerSettings, table_id: str, *,
         with running_table(config, connection=connection, begin_session=False,
                            record_taps=(publisher.on_record,)) as controller, \
                 services(controller, mqtt=publisher):
+            if wait_connected:
+                wait_for(lambda: publisher.connected, f"{table_id}'s publisher to connect")
             controller.begin_session()
             stop = threading.Event()
             table = FleetTable(controller, publisher, sim, journal)

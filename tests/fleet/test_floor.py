@@ -84,6 +84,9 @@ def test_older_and_repeated_messages_change_nothing() -> None:
     # A restarted controller (new session) whose state is newer replaces it.
     newer = {**STATE, "session": "ba9876543210", "version": 1, "at": 1005.0}
     assert floor.apply(f"{T}/state", raw(newer), 3.0) == "t-1"
+    # Re-published after a reconnection: the same version, later: taken, not a new state.
+    assert floor.apply(f"{T}/state", raw({**newer, "at": 1005.5}), 3.5) == "t-1"
+    assert floor.summary("t-1")["states_seen"] == 1
     for seq in (1, 2, 2, 3, 6):
         floor.apply(f"{T}/events", raw(event(seq)), 4.0)
     detail = floor.detail("t-1")
