@@ -185,6 +185,17 @@ def cases(f: Files) -> list[Case]:
     add("hash-pin", stdin="abcdefgh\n")
     add("hash-pin", stdin="")
     add("hash-pin", "--pin", "123456")
+    # -- pit: each stops before it would connect (no broker is ever reached)
+    broker = ["--broker", "mqtt://127.0.0.1"]
+    for args in (["--broker", "http://127.0.0.1", "--http", "0"],
+                 ["--broker", "mqtt://user:pw@127.0.0.1", "--http", "0"],
+                 [*broker, "--http", "garbage"], [*broker, "--http", busy],
+                 [*broker, "--http", "0", "--prefix", "shoe/#"],
+                 ["--broker", "mqtt://u@127.0.0.1", "--http", "0", "--password-file", f.missing],
+                 ["--broker", "mqtts://127.0.0.1", "--http", "0", "--ca-file", f.garbage],
+                 ["--http", "0"]):
+        add("pit", *args)
+    add("run", *device, "--journal", f.missing, "--mqtt", "mqtt://127.0.0.1/floor")
     # -- every command: an option it does not have is reported with its own usage
     for path, _ in leaves():
         add(" ".join(path), "--no-such-option")
