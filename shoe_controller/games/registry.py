@@ -1,6 +1,8 @@
 """Which game a table profile plays, and building that game for the table.
 
-Baccarat is the only game so far; blackjack and roulette profiles will name their game here.
+A profile names its game with ``game = "..."`` (absent: baccarat, as profiles written before
+other games were). Baccarat and blackjack play on the card table; a profile for any other game
+is refused here with its name.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
 
 from shoe_controller.table.game import Game
 
@@ -30,28 +34,48 @@ def read_profile(name_or_path: str | os.PathLike[str]) -> ProfileSource:
     what is journalled is exactly what was checked (the file may change afterwards)."""
     from shoe_controller.games.baccarat.profile import (
         find_profile,
-        profile_from_toml,
         read_profile_text,
     )
+    from shoe_controller.games.blackjack import profile as blackjack
 
-    path = find_profile(name_or_path)
+    path = blackjack.find_profile(name_or_path) or find_profile(name_or_path)
     text = read_profile_text(path)
-    profile_from_toml(text, path)
+    game_from_toml(text, str(path))  # validated as the game it names
     return ProfileSource(os.fspath(name_or_path), str(path), text)
 
 
 def create_game(profile_name: str) -> Game:
     """The table game for a profile name (a packaged profile) or a path to a profile file."""
-    from shoe_controller.games.baccarat.profile import load_profile
-    from shoe_controller.games.baccarat.table_game import BaccaratTableGame
-
-    return BaccaratTableGame(load_profile(profile_name))
+    source = read_profile(profile_name)
+    return game_from_toml(source.text, source.origin)
 
 
 def game_from_toml(text: str, origin: str = "<journalled profile>") -> Game:
     """The table game for a profile's TOML text (as journalled with each controller session),
     so that a replay never depends on a profile file that may have changed since."""
-    from shoe_controller.games.baccarat.profile import profile_from_toml
+    from shoe_controller.games.baccarat import profile as baccarat
     from shoe_controller.games.baccarat.table_game import BaccaratTableGame
 
-    return BaccaratTableGame(profile_from_toml(text, origin))
+    game = game_named(text, origin)
+    if game == "blackjack":
+        from shoe_controller.games.blackjack import profile as blackjack
+        from shoe_controller.games.blackjack.table_game import BlackjackTableGame
+
+        return BlackjackTableGame(blackjack.profile_from_toml(text, Path(origin)))
+    if game != "baccarat":
+        refusal = f"{origin}: game {game!r} does not play on a card table (baccarat, blackjack)"
+        raise baccarat.ProfileError([refusal])
+    return cast(Game, BaccaratTableGame(baccarat.profile_from_toml(text, origin)))
+
+
+def game_named(text: str, origin: str) -> str:
+    """The ``game`` a profile's text names ("baccarat" when it names none)."""
+    from shoe_controller.config import parse_toml
+    from shoe_controller.errors import ConfigError
+    from shoe_controller.games.baccarat.profile import ProfileError
+
+    try:
+        game = parse_toml(text).get("game", "baccarat")
+    except ConfigError as exc:
+        raise ProfileError([f"{origin}: {exc}"]) from None
+    return game if isinstance(game, str) else repr(game)

@@ -41,6 +41,7 @@ from shoe_controller.errors import (
 from shoe_controller.journal import Journal
 from shoe_controller.metrics import TableMetrics
 from shoe_controller.table.fold import replay_records
+from shoe_controller.table.game import InteractiveGame
 from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
@@ -48,8 +49,10 @@ from shoe_controller.table.inputs import (
     CardMisread,
     DeviceConnected,
     DeviceFault,
+    InsuranceDecision,
     LinkChanged,
     MessageRefused,
+    PlayerDecision,
     SessionStarted,
     ShoeEventInput,
     ShoeStatus,
@@ -60,6 +63,7 @@ from shoe_controller.table.inputs import (
 from shoe_controller.table.irregularities import Irregularity
 from shoe_controller.table.liveness import Expected, LivenessGuard
 from shoe_controller.table.machine import Table, TableView
+from shoe_controller.table.secrecy import Withheld
 from shoe_controller.transports.base import TransportEvent, TransportEventKind
 
 log = logging.getLogger("shoe_controller.table")
@@ -177,7 +181,10 @@ class SupervisorTicket:
 
 @dataclass(frozen=True)
 class Update:
-    """What listeners (console, display, table-system reporter) get after each input."""
+    """What listeners (console, display, table-system reporter) get after each input.
+
+    ``events`` are those that may be shown now: a held event (a blackjack hole card) is left
+    out until the input that reveals it, and then comes just before the revealing event."""
 
     view: TableView
     events: list[dict[str, Any]]
@@ -211,6 +218,8 @@ class TableController:
         profile_toml: str = "",
         liveness: LivenessGuard | None = None,
         metrics: TableMetrics | None = None,
+        players_seed: int = 0,
+        player_seconds: float = 0.0,
     ) -> None:
         if down_policy not in DOWN_POLICIES:
             raise ConfigError(f"table down policy must be one of {DOWN_POLICIES}, "
@@ -258,6 +267,14 @@ class TableController:
         self.metrics = metrics if metrics is not None else TableMetrics(
             getattr(getattr(table, "settings", None), "table_id", "table-1"))
         self.metrics.watch(self)
+        #: Blackjack without a table system (or with one that does not drive betting): the
+        #: built-in players' seed and how long they "think" before each answer.
+        self.players_seed = players_seed
+        self.player_seconds = player_seconds
+        self._awaiting: tuple[str, float] | None = None  # (key, since) of the answer awaited
+        #: What listeners may see: a held event (the hole card) only once it is revealed.
+        self.withheld = Withheld()
+        self._last_record_wall: float | None = None  # the journal's last record at start
 
     # ----------------------------------------------------------------- start-up
     def start(self, *, begin_session: bool = True) -> int:
@@ -269,6 +286,8 @@ class TableController:
         metrics = self.metrics
 
         def report(record: Any, _item: TableInput, events: list[dict[str, Any]]) -> None:
+            self._last_record_wall = record.wall_time
+            self.withheld.visible(events)  # a hole card held at the restart stays held
             metrics.on_replayed(record.wall_time, events, self.table.latched)
             if reporter is not None:
                 reporter.add(record.seq, record.wall_time, events, live=False)
@@ -592,12 +611,13 @@ class TableController:
                 self.shoes_finished += 1
             if event["type"] == "betting_closed" or event["type"] == "round_opened":
                 self._betting_closes_at = None
-            _log_event(event, self.table.shoe_number)
+            if not event.get("hold"):
+                _log_event(event, self.table.shoe_number)
         view = self.current_view()
         self._view = view
         if self.table.notice:
             log.info("%s", self.table.notice, extra={"input": item.KIND})
-        update = Update(view, events, item.KIND)
+        update = Update(view, self.withheld.visible(events), item.KIND)
         for listener in list(self.listeners):
             listener(update)
         self.metrics.on_record(item.KIND, record.wall_time, events, self.table.latched)
@@ -607,8 +627,70 @@ class TableController:
     def _next_timer(self) -> float | None:
         times = [t for t in (self._betting_closes_at,
                              None if self._link_lost is None
-                             else self._link_lost[0] + self.link_grace) if t is not None]
+                             else self._link_lost[0] + self.link_grace,
+                             self._answer_due_at()) if t is not None]
         return min(times) if times else None
+
+    # ----------------------------------------------------------------- players' answers
+    def _players(self) -> Any:
+        from shoe_controller.games.blackjack.live_players import BuiltInPlayers
+
+        return BuiltInPlayers(self.table.game.profile.rules, self.players_seed)  # type: ignore[attr-defined]
+
+    def _close_betting(self, origin: str) -> BettingCommand:
+        """The close-betting input of the controller's own timer: for blackjack it names the
+        built-in players' seats."""
+        if isinstance(self.table.game, InteractiveGame):
+            seats = self._players().seats(self.table.shoe_number, self.table.round_number)
+            return BettingCommand("close", origin, seats)
+        return BettingCommand("close", origin)
+
+    def _players_answer(self) -> bool:
+        """Whether the built-in players answer (the bets are not the table system's)."""
+        return self.reporter is None or self._own_betting()
+
+    def _answer_due_at(self) -> float | None:
+        """When the awaited answer is due: the built-in players' think time, or the
+        profile's decision time (then it times out)."""
+        if self._awaiting is None:
+            return None
+        _, since = self._awaiting
+        if self._players_answer():
+            return since + self.player_seconds
+        return since + float(getattr(self.table.game, "decision_seconds", 15))
+
+    def _run_answers(self) -> None:
+        """Start the clock of a new wait for the players; answer it (built-in players) or
+        time it out once it is due. Both are journalled inputs like any other."""
+        table = self.table
+        awaiting = table.awaiting()
+        now = self.clock()
+        if awaiting is None:
+            self._awaiting = None
+            return
+        if table.alarm == "latched" or not table.link_up:
+            self._awaiting = (awaiting.key, now)  # paused: the table waits for the error
+            return
+        if self._awaiting is None or self._awaiting[0] != awaiting.key:
+            since = now
+            if self._last_record_wall is not None:
+                # Restarted while it waited: the time already waited (since the journal's
+                # last record) counts, so a restart gives nobody more time.
+                since -= max(0.0, time.time() - self._last_record_wall)
+                self._last_record_wall = None
+            self._awaiting = (awaiting.key, since)
+        due_at = self._answer_due_at()
+        if due_at is None or now < due_at:
+            return
+        from shoe_controller.games.blackjack.live_players import timeout_answer
+
+        if self._players_answer():
+            answer = self._players().answer(table.game, awaiting, table.shoe_number,
+                                            table.round_number)
+        else:
+            answer = timeout_answer(awaiting)
+        self._awaiting = None
+        self._apply(answer)
 
     def _own_betting(self) -> bool:
         """Whether the controller's own timer opens and closes betting now.
@@ -642,7 +724,23 @@ class TableController:
                 reporter.reject(command, f"betting is not open for shoe {named[0]} round "
                                 f"{named[1]}")
                 return
-            self._apply(BettingCommand("close", TABLE_SYSTEM))
+            seats = command.seats if isinstance(table.game, InteractiveGame) else None
+            self._apply(BettingCommand("close", TABLE_SYSTEM,
+                                       None if seats is None else list(seats)))
+            if table.refusal:
+                reporter.reject(command, table.refusal)
+        elif command.type in ("decision", "insurance"):
+            if named != here:
+                reporter.reject(command, f"shoe {named[0]} round {named[1]} is not in play")
+                return
+            if command.type == "decision":
+                item: TableInput = PlayerDecision(command.seat, command.hand, command.action,
+                                                  TABLE_SYSTEM, command.key)
+            else:
+                item = InsuranceDecision(list(command.seats or ()), TABLE_SYSTEM, command.key)
+            self._apply(item)
+            if table.refusal:
+                reporter.reject(command, table.refusal)
         elif command.type == "void_round":
             if named != here or not table._round_in_progress():
                 reporter.reject(command, f"shoe {named[0]} round {named[1]} is not in progress")
@@ -666,6 +764,7 @@ class TableController:
             self._apply(BettingCommand("open", TABLE_SYSTEM))
 
     def _run_timers(self) -> None:
+        self._run_answers()
         if self._link_lost is not None and self.clock() >= self._link_lost[0] + self.link_grace:
             _, reason = self._link_lost
             self._link_lost = None
@@ -684,11 +783,11 @@ class TableController:
                 self._betting_closes_at = now + self.betting_seconds
             if now >= self._betting_closes_at:
                 self._betting_closes_at = None
-                self._apply(BettingCommand("close", "timer"))
+                self._apply(self._close_betting("timer"))
         elif table.view().due is None and table.waiting_for_round():
             self._apply(BettingCommand("open", "timer"))
             if self.betting_seconds == 0:
-                self._apply(BettingCommand("close", "timer"))
+                self._apply(self._close_betting("timer"))
 
     def _sync_device(self) -> None:
         """Make the shoe's exit lock and lights match the table (resent after a reconnect).

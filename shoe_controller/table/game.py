@@ -10,7 +10,7 @@ pure and deterministic: it sees cards in order and nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from shoe_controller.cards import Card
 
@@ -24,6 +24,31 @@ class Due:
     target: str
     prompt: str
     lights: tuple[str, ...] = ()
+    #: Extra fields of the ``card`` event this card causes, as (name, value) pairs: a
+    #: blackjack card's seat and hand, and ``("hold", key)`` for a card that must reach no
+    #: output before an event carrying ``reveal: key`` (the dealer's hole card).
+    details: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Awaiting:
+    """A round waits for the players, not for a card (blackjack): the exit stays locked.
+
+    ``kind`` is ``"decision"`` (seat ``seat``'s hand ``hand`` chooses one of ``options``) or
+    ``"insurance"`` (the seats in ``seats`` say whether they insure). ``key`` names this one
+    wait, so that a timeout or an answer meant for an earlier one is recognised as late."""
+
+    kind: str
+    prompt: str
+    key: str
+    seat: int | None = None
+    hand: int = 1
+    options: tuple[str, ...] = ()
+    seats: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "prompt": self.prompt, "key": self.key, "seat": self.seat,
+                "hand": self.hand, "options": list(self.options), "seats": list(self.seats)}
 
 
 class Game(Protocol):
@@ -64,7 +89,8 @@ class Game(Protocol):
         """The completed round as a JSON-ready dict (the replay/export schema's round line)."""
 
     def cards_in_round(self) -> list[dict[str, Any]]:
-        """The current round's cards as ``{"card", "target", "position"}`` dicts."""
+        """The current round's cards as ``{"card", "target", "position"}`` dicts, as any
+        output may show them: a card still face down (a hole card) has ``card`` None."""
 
     def void_round(self) -> None:
         """Abandon the current round; its cards stay dealt."""
@@ -77,3 +103,28 @@ class Game(Protocol):
 
     def is_shoe_complete(self) -> bool:
         """Whether the shoe's last round has been dealt: no further round may start."""
+
+
+@runtime_checkable
+class InteractiveGame(Protocol):
+    """A game whose rounds also wait for players' answers (blackjack). The table journals
+    each answer as an input and asks the game what is awaited; a game without answers
+    (baccarat) does not implement this."""
+
+    def close_betting(self, seats: list[int] | None) -> None:
+        """No more bets: ``seats`` are the seats with a bet. Raises ``ValueError`` (with the
+        reason) for a refused list; nothing changes then."""
+
+    def awaiting(self) -> Awaiting | None:
+        """The answer the round waits for, or None (a card is due, or the round is over)."""
+
+    def decide(self, seat: int, hand: int, action: str) -> str | None:
+        """A seat's decision for the awaited hand; returns the dealing sub-state now in force
+        (None: the round's cards are complete). Raises ``ValueError`` with the reason for a
+        decision that is not legal now (nothing changes)."""
+
+    def insure(self, seats: list[int]) -> str | None:
+        """The answer to the insurance offer; as :meth:`decide`."""
+
+    def take_events(self) -> list[dict[str, Any]]:
+        """Game events caused since the last call (a dealer check, a revealed hole card)."""

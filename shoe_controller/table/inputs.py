@@ -113,6 +113,42 @@ class BettingCommand(TableInput):
     KIND: ClassVar[str] = "betting"
     action: str
     origin: str = "timer"
+    #: Blackjack: the seats with a bet, named when betting closes (None for baccarat).
+    seats: list[int] | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        data = TableInput.to_data(self)
+        if self.seats is None:
+            del data["seats"]  # a baccarat record reads as it always did
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerDecision(TableInput):
+    """A seat's decision for one of its hands (blackjack): hit, stand, double or split.
+
+    ``origin`` is who decided: ``table-system``, ``player`` (the built-in players), or
+    ``timeout`` (no answer within the profile's decision time: the hand stands). ``key`` names
+    the wait it answers (:class:`shoe_controller.table.game.Awaiting`): an answer meant for an
+    earlier wait is late and refused."""
+
+    KIND: ClassVar[str] = "decision"
+    seat: int
+    hand: int
+    action: str
+    origin: str = "table-system"
+    key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InsuranceDecision(TableInput):
+    """The answer to an insurance offer: the seats that insure (blackjack, an ace up).
+    ``origin`` and ``key`` as for :class:`PlayerDecision` (a timeout: nobody insures)."""
+
+    KIND: ClassVar[str] = "insurance"
+    seats: list[int]
+    origin: str = "table-system"
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +240,8 @@ INPUT_TYPES: dict[str, type[TableInput]] = {
         LinkChanged,
         DeviceFault,
         BettingCommand,
+        PlayerDecision,
+        InsuranceDecision,
         SupervisorAction,
         SessionStarted,
         DeviceConnected,

@@ -31,7 +31,7 @@ from transitions import Machine
 from transitions.extensions.nesting import HierarchicalMachine, NestedState
 
 from shoe_controller.cards import Card
-from shoe_controller.table.game import Due, Game
+from shoe_controller.table.game import Awaiting, Due, Game, InteractiveGame
 from shoe_controller.table.identity import ShoeIdentity
 from shoe_controller.table.inputs import (
     BettingCommand,
@@ -42,8 +42,10 @@ from shoe_controller.table.inputs import (
     CardMisread,
     DeviceConnected,
     DeviceFault,
+    InsuranceDecision,
     LinkChanged,
     MessageRefused,
+    PlayerDecision,
     SessionStarted,
     ShoeEventInput,
     ShoeStatus,
@@ -94,9 +96,13 @@ class TableView:
     latched: tuple[dict[str, Any], ...]
     lid_open: bool
     link_up: bool
+    #: What the round waits for when it is the players' turn (blackjack), else None.
+    awaiting: Awaiting | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {} if self.awaiting is None else {"awaiting": self.awaiting.to_dict()}
         return {
+            **extra,
             "state": self.state,
             "alarm": self.alarm,
             "prompt": self.prompt,
@@ -566,11 +572,22 @@ class Table:
             else:
                 self.notice = "open betting ignored: a round is in progress"
         elif item.action == "close":
-            if self.state.endswith("betting_open"):
+            if not self.state.endswith("betting_open"):
+                self.notice = "close betting ignored: betting is not open"
+            elif isinstance(self.game, InteractiveGame):
+                try:
+                    self.game.close_betting(item.seats)
+                except ValueError as exc:
+                    self._refuse(f"betting not closed: {exc}")
+                    self._emit("betting_refused", round=self.round_number, origin=item.origin,
+                               reason=str(exc))
+                    return
+                self.close_betting()
+                self._emit("betting_closed", round=self.round_number, origin=item.origin,
+                           seats=sorted(item.seats or ()))
+            else:
                 self.close_betting()
                 self._emit("betting_closed", round=self.round_number, origin=item.origin)
-            else:
-                self.notice = "close betting ignored: betting is not open"
         else:
             self.notice = f"unknown betting action {item.action!r} ignored"
 
@@ -588,6 +605,7 @@ class Table:
                 return
             self._set_aside_pending()
             self.game.void_round()
+            self._game_events()
             self.void()
             self._emit("round_void", round=self.round_number, supervisor=item.supervisor,
                        reason=item.reason)
@@ -610,6 +628,7 @@ class Table:
                 self._emit("result_confirmed", round=self.round_number)
             elif self._round_in_progress():
                 self.game.void_round()
+                self._game_events()
                 self._emit("round_void", round=self.round_number, supervisor=item.supervisor,
                            reason="shoe ended early")
             self._set_aside_pending()
@@ -621,6 +640,50 @@ class Table:
         else:
             self._refuse(f"unknown supervisor action {action!r}")
 
+    def _on_decision(self, item: PlayerDecision) -> None:
+        self._answer(item, lambda game: game.decide(item.seat, item.hand, item.action),
+                     seat=item.seat, hand=item.hand, action=item.action)
+
+    def _on_insurance(self, item: InsuranceDecision) -> None:
+        self._answer(item, lambda game: game.insure(list(item.seats)),
+                     seats=sorted(item.seats))
+
+    def _answer(self, item: PlayerDecision | InsuranceDecision,
+                apply: Any, **fields: Any) -> None:
+        """A player's answer (journalled already): applied if it is the one awaited now, else
+        refused with the reason (a ``decision_refused`` event: the table system is told)."""
+        game = self.game
+        kind = "decision" if isinstance(item, PlayerDecision) else "insurance"
+        awaiting = game.awaiting() if (isinstance(game, InteractiveGame)
+                                       and ".dealing." in self.state) else None
+        reason = ""
+        if awaiting is None or awaiting.kind != kind:
+            reason = f"no {kind} is awaited now" + (
+                f" (awaiting: {awaiting.prompt})" if awaiting is not None else "")
+        elif item.key and item.key != awaiting.key:
+            reason = f"too late: {awaiting.prompt} is awaited now"
+        elif self.alarm == "latched":
+            reason = "an error must be cleared first"
+        if not reason:
+            assert isinstance(game, InteractiveGame)
+            try:
+                sub_state = apply(game)
+            except ValueError as exc:
+                reason = str(exc)
+            else:
+                self._emit(kind, round=self.round_number, origin=item.origin,
+                           key=awaiting.key if awaiting else "", **fields)
+                self._advance(sub_state)
+                return
+        self._refuse(reason)
+        self._emit(f"{kind}_refused", round=self.round_number, origin=item.origin,
+                   key=item.key, reason=reason, **fields)
+
+    def _game_events(self) -> None:
+        if isinstance(self.game, InteractiveGame):
+            for event in self.game.take_events():
+                self._emit(event.pop("type"), round=self.round_number, **event)
+
     def _refuse(self, reason: str) -> None:
         self.refusal = self.notice = reason
 
@@ -630,6 +693,7 @@ class Table:
         clock and the transport) says whether the table is still ``connecting`` (just
         started: no alarm yet) and why the shoe is not there (``link_detail``)."""
         due = self._due()
+        awaiting = self.awaiting()
         locked = due is None or self.alarm == "latched" or self.lid_open or not self.link_up
         lights: tuple[str, ...] = ()
         detail = self.notice
@@ -657,6 +721,11 @@ class Table:
             decided = self.game.decision() if ".dealing." in self.state else ""
             if decided and decided != due.prompt:
                 detail = decided
+        elif awaiting is not None:
+            # The players' turn: nothing to deal, the exit stays locked until they answer.
+            prompt, level = awaiting.prompt, Level.WAIT
+            detail = detail or ("Waiting for the seat's decision" if awaiting.kind == "decision"
+                                else "Waiting for the players' insurance")
         elif self.state.endswith("result_shown"):
             prompt, level, lights = self.game.result_text(), Level.RESULT, ("confirm",)
             detail = f"{self.game.decision()}. Press the shoe button to confirm"
@@ -689,7 +758,14 @@ class Table:
             latched=tuple(self._latched_dict(latch) for latch in self.latched),
             lid_open=self.lid_open,
             link_up=self.link_up,
+            awaiting=awaiting,
         )
+
+    def awaiting(self) -> Awaiting | None:
+        """The players' answer the round waits for (blackjack), or None."""
+        if isinstance(self.game, InteractiveGame) and ".dealing." in self.state:
+            return self.game.awaiting()
+        return None
 
     def _remedy(self, kind: Irregularity) -> str:
         """What the dealer does about ``kind`` at this table (a misread is read by the
@@ -803,8 +879,14 @@ class Table:
         sub_state = self.game.deal(card)
         self._emit(
             "card", round=self.round_number, target=due.target, position=position + 1,
-            card=card.code, source=source, counter=counter,
+            card=card.code, source=source, counter=counter, **dict(due.details),
         )
+        self._advance(sub_state)
+
+    def _advance(self, sub_state: str | None) -> None:
+        """The round moved on (a card, a decision): enter the dealing sub-state the game is
+        in now, or complete the round (``sub_state`` None)."""
+        self._game_events()
         if sub_state is None:
             if self.state.endswith("betting_closed"):
                 # A game whose round needs a single card: enter dealing before completing.

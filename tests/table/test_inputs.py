@@ -19,8 +19,10 @@ from shoe_controller.table.inputs import (
     CardMisread,
     DeviceConnected,
     DeviceFault,
+    InsuranceDecision,
     LinkChanged,
     MessageRefused,
+    PlayerDecision,
     SessionStarted,
     ShoeEventInput,
     ShoeStatus,
@@ -43,6 +45,10 @@ inputs = st.one_of(
     st.builds(LinkChanged, st.booleans(), texts),
     st.builds(DeviceFault, texts, texts),
     st.builds(BettingCommand, st.sampled_from(["open", "close"]), texts),
+    st.builds(BettingCommand, st.just("close"), texts, st.lists(st.integers(1, 7))),
+    st.builds(PlayerDecision, st.integers(1, 7), st.integers(1, 2),
+              st.sampled_from(["hit", "stand", "double", "split"]), texts, texts),
+    st.builds(InsuranceDecision, st.lists(st.integers(1, 7)), texts, texts),
     st.builds(SupervisorAction, texts, texts, st.none() | cards, texts),
     st.builds(SessionStarted, texts, texts, texts, texts, texts),
     st.builds(DeviceConnected, texts, texts, texts, texts, st.integers(0, 2**32 - 1),
@@ -60,7 +66,7 @@ def test_round_trip_through_json(item) -> None:
 
 
 def test_every_kind_is_covered() -> None:
-    assert len(INPUT_TYPES) == 15
+    assert len(INPUT_TYPES) == 17
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ MAX_DECIMAL_PLACES = 6
 
 _KEYS: dict[str, set[str]] = {
     "": {"name", "game", "description", "source", "decks", "seats", "cut_card", "last_round",
-         "burn", "dealer", "payouts", "double", "split"},
+         "decision_seconds", "burn", "dealer", "payouts", "double", "split"},
     "burn.": {"after_shuffle", "after_error"},
     "dealer.": {"soft_17", "peeks_on"},
     "payouts.": {"win", "blackjack", "insurance", "insurance_max"},
@@ -67,6 +67,9 @@ class BlackjackProfile:
     shoe: ShoeProcedure
     source: str = ""
     path: Path | None = field(default=None, compare=False)
+    #: The live table: how long a seat has to decide (or to answer insurance) before its hand
+    #: stands (and insurance is declined), seed 003 issue 17: 15 s.
+    decision_seconds: int = 15
 
 
 def profile_dirs() -> list[Path]:
@@ -287,4 +290,5 @@ class _Checker:
             shoe=shoe,
             source=self.string("source", ""),
             path=path,
+            decision_seconds=self.integer("", "decision_seconds", 15, 1, 600),
         )
