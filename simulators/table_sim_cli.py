@@ -49,6 +49,16 @@ def _seq(text: str) -> int:
     return int(text)
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"a rate is between 0 and 1, got {text}")
+    return value
+
+
 def _down(text: str) -> tuple[int, float]:
     seq, sep, seconds = text.partition(":")
     if not sep:
@@ -77,6 +87,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         metavar="SEQ:SECONDS",
                         help="after accepting event SEQ, stay down SECONDS (repeatable)")
     parser.add_argument("--fsync", action="store_true", help="fsync the record per event")
+    parser.add_argument("--game", choices=("baccarat", "blackjack"), default="baccarat",
+                        help="blackjack: close betting with the seats that bet and answer "
+                             "every decision_due with built-in players (basic strategy, "
+                             "some insurance)")
+    parser.add_argument("--players-seed", type=int, default=0, metavar="N",
+                        help="blackjack: seed of the players' seats and insurance")
+    parser.add_argument("--insurance-rate", type=_rate, default=0.3, metavar="RATE",
+                        help="blackjack: the share of seats that insure when an ace is up")
+    parser.add_argument("--answer-delay", type=_seconds, default=0.0, metavar="SECONDS",
+                        help="blackjack: how long the players take to answer")
+    parser.add_argument("--silent-every", type=_seq, default=0, metavar="N",
+                        help="blackjack: leave every Nth decision unanswered, so that it "
+                             "times out (default: answer all)")
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
 
 
@@ -107,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
         token=args.token, key=read_key_file(args.key_file), record=args.record,
         betting_seconds=args.betting_seconds, open_delay=args.open_delay,
         drives_betting=not args.no_betting, fsync=args.fsync, drop_at=tuple(args.drop_at),
-        down_at=tuple(args.down_at),
+        down_at=tuple(args.down_at), game=args.game, players_seed=args.players_seed,
+        answer_delay=args.answer_delay, silent_every=args.silent_every,
+        insurance_rate=args.insurance_rate,
     )
     try:
         system = TableSystem(*args.listen, options)

@@ -59,6 +59,15 @@ class TableSystemOptions:
     down_at: tuple[tuple[int, float], ...] = ()
     """(seq, seconds): after accepting seq, close everything and stay down that long."""
     handshake_timeout: float = 5.0
+    game: str = "baccarat"
+    """"blackjack": close_betting names the seats with a bet, and the table system's players
+    answer every ``decision_due`` (basic strategy, some insurance)."""
+    players_seed: int = 0
+    answer_delay: float = 0.0
+    """Seconds the players take to answer a ``decision_due``."""
+    silent_every: int = 0
+    insurance_rate: float = 0.3
+    """Leave every Nth ``decision_due`` unanswered (0: none), so that it times out."""
 
 
 @dataclass
@@ -113,6 +122,15 @@ class TableSystem:
         self._changed = threading.Condition()
         self._up_again: asyncio.TimerHandle | None = None
         self.error: BaseException | None = None
+        self.decisions_due = 0
+        self._players: Any = None
+        if options.game == "blackjack":
+            from shoe_controller.games.blackjack.live_players import BuiltInPlayers
+            from shoe_controller.games.blackjack.profile import load_profile
+
+            self._players = BuiltInPlayers(load_profile("blackjack-8d").rules,
+                                           options.players_seed,
+                                           insurance_rate=options.insurance_rate)
         self._load_record()
 
     # ------------------------------------------------------------ record
@@ -398,6 +416,21 @@ class TableSystem:
         for down_seq, seconds in self.options.down_at:
             if seq == down_seq:
                 asyncio.ensure_future(self._down(seconds))  # not awaited: it waits for us
+        if entry["type"] == "decision_due" and self._players is not None \
+                and seq > link.catch_up_to:
+            self.decisions_due += 1
+            every = self.options.silent_every
+            if every and self.decisions_due % every == 0:
+                log.info("leaving %s unanswered (as told)", entry["data"]["key"])
+            else:
+                asyncio.ensure_future(self._answer(link, entry))
+
+    async def _answer(self, link: _Link, event: dict[str, Any]) -> None:
+        """The players' answer to a ``decision_due`` (after their think time)."""
+        if self.options.answer_delay:
+            await asyncio.sleep(self.options.answer_delay)
+        type_, fields = self._players.answer_event(event["data"], event["shoe"])
+        await link.send(p.message(type_, **fields))
 
     async def _betting(self, link: _Link, table: TableRecord) -> None:
         """Open the next round once the last is over; close betting after the window."""
@@ -412,7 +445,10 @@ class TableSystem:
             if (table.phase == "open" and table.close_sent != here
                     and now >= table.phase_since + self.options.betting_seconds):
                 table.close_sent = here
-                await link.send(p.message("close_betting", shoe=here[0], round=here[1]))
+                seats = {} if self._players is None else {
+                    "seats": self._players.seats(here[0], here[1])}
+                await link.send(p.message("close_betting", shoe=here[0], round=here[1],
+                                          **seats))
             nxt = (table.shoe, table.round + 1)
             if (table.phase == "done" and table.shoe > 0 and table.open_sent != nxt
                     and now >= table.phase_since + self.options.open_delay):

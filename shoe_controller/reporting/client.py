@@ -78,12 +78,19 @@ class TableCommand:
     """A command from the table system, authenticated and in sequence; the controller applies
     it (or :meth:`TableSystemReporter.reject` s it) in its own thread."""
 
-    type: str  # open_betting, close_betting, void_round
+    type: str  # open_betting, close_betting, void_round, decision, insurance
     shoe: int
     round: int
     seq: int
     session: str
     reason: str = ""
+    #: close_betting (blackjack) and insurance: the seats; decision: the seat, hand, action.
+    seats: tuple[int, ...] | None = None
+    seat: int = 0
+    hand: int = 0
+    action: str = ""
+    #: decision and insurance: the ``key`` of the ``decision_due`` event answered.
+    key: str = ""
 
 
 @dataclass
@@ -569,9 +576,12 @@ class TableSystemReporter:
                         extra={"code": message["code"], "ref": message.get("ref")})
         elif kind in p.COMMAND_TYPES:
             self.stats.commands += 1
-            self._commands.put(TableCommand(kind, message["shoe"], message["round"],
-                                            message["seq"], message["session"],
-                                            message.get("reason", "")))
+            seats = message.get("seats")
+            self._commands.put(TableCommand(
+                kind, message["shoe"], message["round"], message["seq"], message["session"],
+                message.get("reason", ""), None if seats is None else tuple(seats),
+                message.get("seat", 0), message.get("hand", 0), message.get("action", ""),
+                message.get("key", "")))
 
 
 class JournalAttachment:

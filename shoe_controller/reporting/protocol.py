@@ -70,9 +70,16 @@ EVENT_TYPES = (
     "shoe_new", "shoe_burn", "shoe_cut_card", "shoe_finished",
     "round_opened", "betting_closed", "card", "round_result", "round_confirmed", "round_void",
     "irregularity", "irregularity_cleared", "device_health",
+    # blackjack tables only (README "Blackjack"):
+    "decision_due", "decision_made", "insurance_closed", "dealer_check",
 )
-#: Table system -> controller commands (sequenced per session, applied by the table).
-COMMAND_TYPES = ("open_betting", "close_betting", "void_round")
+#: The event types only a blackjack table reports.
+BLACKJACK_EVENT_TYPES = ("decision_due", "decision_made", "insurance_closed", "dealer_check")
+#: Table system -> controller commands (sequenced per session, applied by the table);
+#: ``decision`` and ``insurance`` at blackjack tables only.
+COMMAND_TYPES = ("open_betting", "close_betting", "void_round", "decision", "insurance")
+#: The most seats a blackjack table has (a ``seats`` list is checked against it).
+MAX_SEATS = 7
 
 # Field checks: name -> kind. Kinds: "int" (>= 0, not bool), "str", "nstr" (non-empty str),
 # "bool", "obj", "num", "hex" (64 hex digits), "int?" / "str?" (may be null or absent).
@@ -87,7 +94,11 @@ FIELDS: dict[str, dict[str, str]] = {
     "ack": {**_COMMON, **_TS_SEQ, "upto": "int"},
     "resend": {**_COMMON, **_TS_SEQ, "from_seq": "int"},
     "open_betting": {**_COMMON, **_TS_SEQ, "shoe": "int", "round": "int"},
-    "close_betting": {**_COMMON, **_TS_SEQ, "shoe": "int", "round": "int"},
+    "close_betting": {**_COMMON, **_TS_SEQ, "shoe": "int", "round": "int", "seats": "seats?"},
+    "decision": {**_COMMON, **_TS_SEQ, "shoe": "int", "round": "int", "seat": "int",
+                 "hand": "int", "action": "nstr", "key": "str"},
+    "insurance": {**_COMMON, **_TS_SEQ, "shoe": "int", "round": "int", "seats": "seats",
+                  "key": "str"},
     "void_round": {**_COMMON, **_TS_SEQ, "shoe": "int", "round": "int", "reason": "str"},
     "error": {**_COMMON, "session": "str?", "code": "nstr", "detail": "str", "ref": "int?"},
 }
@@ -427,12 +438,18 @@ def _fits(value: Any, spec: str) -> bool:
         return isinstance(value, bool)
     if spec == "obj":
         return isinstance(value, dict)
+    if spec == "seats":
+        return (isinstance(value, list) and len(value) <= MAX_SEATS
+                and all(_is_int(seat) and 1 <= seat <= MAX_SEATS for seat in value)
+                and len(set(value)) == len(value))
     raise AssertionError(spec)
 
 
 _KIND_TEXT = {"int": "a whole number >= 0", "num": "a number", "str": "a string",
               "nstr": "a non-empty string", "bool": "true or false", "obj": "an object",
-              "int?": "a whole number >= 0 or null", "str?": "a string or null"}
+              "int?": "a whole number >= 0 or null", "str?": "a string or null",
+              "seats": "a list of distinct seat numbers 1 to 7",
+              "seats?": "a list of distinct seat numbers 1 to 7, or null"}
 
 
 def schema_dir() -> Path:

@@ -23,7 +23,8 @@ event carrying ``"reveal": KEY`` (or a list of keys); the held events are then r
 numbered) in their original order just before the revealing event. A held event is never
 sent, so a table system cannot show it early. Held events are not archived: after a restart
 the replay rebuilds them (one released up to the coverage is archived; one still held is held
-again, and numbered when its reveal comes). Baccarat holds nothing.
+again, and numbered when its reveal comes). Baccarat holds nothing; blackjack holds the
+dealer's hole card until the dealer's turn (or the round's end).
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ _SIMPLE = {
     "round_void": "round_void",
     "irregularity": "irregularity",
     "irregularity_cleared": "irregularity_cleared",
+    # blackjack
+    "decision_due": "decision_due",
+    "decision": "decision_made",
+    "insurance": "insurance_closed",
+    "dealer_check": "dealer_check",
 }
 _CONTROL_KEYS = ("type", "hold", "reveal")
 
