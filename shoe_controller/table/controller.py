@@ -95,6 +95,8 @@ SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe")
 #: dealt meanwhile; a cable that is replugged or a line that recovers within the grace is a
 #: flap the link layer has already healed, not an irregularity.
 LINK_GRACE_SECONDS = 5.0
+#: How often the controller looks for a player's answer while one is awaited (blackjack).
+ANSWER_POLL_SECONDS = 0.005
 #: How long after start the dealer sees "Connecting to the shoe..." before "Shoe not
 #: connected": a shoe that is there answers within a second; one that is not is an alarm.
 CONNECT_GRACE_SECONDS = 5.0
@@ -376,6 +378,10 @@ class TableController:
             except queue.Empty:
                 break
         deadline = self._next_timer()
+        if self._awaiting is not None:
+            # A player's answer comes through submit(), which cannot wake the wait for the
+            # shoe below: look for it often while one is awaited (the dealer waits too).
+            timeout = min(timeout, ANSWER_POLL_SECONDS)
         wait = timeout if deadline is None else max(0.0, min(timeout, deadline - self.clock()))
         wait_for = wait
         while True:
