@@ -124,7 +124,7 @@ def main() -> None:
     print(f"|{'-' * 34}|{'-' * 30}|{'-' * 16}|---------|")
     verdict = "ok" if p99 < TARGET_P99_MS else "MISSED"
     print(f"| {'decision -> prompt':<32} | p50 {p50:6.2f} ms  p99 {p99:6.2f} ms"
-          f" | {'p99 < %.0f ms' % TARGET_P99_MS:<14} | {verdict:<7} |")
+          f" | {f'p99 < {TARGET_P99_MS:.0f} ms':<14} | {verdict:<7} |")
     print(f"| {'(max)':<32} | {max(latencies):6.2f} ms{'':<19} | {'':<14} | {'':<7} |")
 
 

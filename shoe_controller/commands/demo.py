@@ -10,6 +10,10 @@ supervisor panel (``--http``). A card the shoe cannot read (``--misread-rate``) 
 the demo's virtual supervisor under that id (``simulators/supervisor.py``), after
 ``--supervisor-delay`` seconds, and journalled as that supervisor's action.
 
+``--game blackjack`` plays a blackjack shoe (profile ``blackjack-8d`` unless ``--profile``
+names another): the built-in players bet, decide by basic strategy (taking ``--pace`` to
+think) and sometimes insure; each round is printed as ``shoe replay`` prints it.
+
 With ``--http`` the dealer display stays up after the shoe, showing it finished, until Ctrl-C
 or SIGTERM. A signal during the shoe stops it: the summary says how far it got, the exit
 status is 128 + the signal's number, and the temporary directory is removed either way.
@@ -25,6 +29,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from shoe_controller.cards import new_shoe
 from shoe_controller.config import (
@@ -38,6 +43,9 @@ from shoe_controller.display.console import Console
 from shoe_controller.errors import ConfigError
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import add_http_options, http_from_args
+
+GAMES = {"baccarat": "punto-banco-8d", "blackjack": "blackjack-8d"}
+"""The games the demo plays, with the profile each plays by default."""
 
 DEMO_SUPERVISOR = "demo-pit"
 """The demo supervisor's id (a config's ``[supervisors]`` id; not a reserved name)."""
@@ -69,8 +77,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="shuffle seed (default: a random one, printed)")
     parser.add_argument("--pace", type=_non_negative, default=0.0, metavar="SECONDS",
                         help="the virtual dealer's time between cards (0: full speed)")
-    parser.add_argument("--profile", default="punto-banco-8d", metavar="NAME",
-                        help="table profile name or TOML file (see shoe odds --list-profiles)")
+    parser.add_argument("--game", choices=GAMES, default="baccarat",
+                        help="the game to play (its default profile: "
+                        + ", ".join(f"{g} {p}" for g, p in GAMES.items()) + ")")
+    parser.add_argument("--profile", metavar="NAME",
+                        help="table profile name or TOML file (see shoe odds --list-profiles); "
+                        "its game must be --game's")
     parser.add_argument("--betting-seconds", type=_non_negative, metavar="SECONDS",
                         help="betting window (default: 0, or 4 x pace when pacing)")
     parser.add_argument("--misread-rate", type=_rate, default=0.0, metavar="RATE",
@@ -87,7 +99,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shoe_controller.games.baccarat.profile import load_profile
+    from shoe_controller.games.registry import create_game
     from shoe_controller.table.runtime import running_table, services
     from simulators.dealer import VirtualDealer
     from simulators.pty import open_pty_pair
@@ -107,9 +119,17 @@ def run(args: argparse.Namespace) -> int:
     http = http_from_args(args)  # an unsafe --http stops here, before anything starts
     _check_new_journal(args.journal)
     setup_logging(False, args.log_level)
-    profile = load_profile(args.profile)
+    profile_name = args.profile or GAMES[args.game]
+    game = create_game(profile_name)
+    if game.name != args.game:
+        raise ConfigError(f"--profile {profile_name}: a {game.name} profile; --game is "
+                          f"{args.game}")
+    blackjack = game.name == "blackjack"
+    profile: Any = game.profile  # type: ignore[attr-defined]
+    decks = profile.rules.decks if blackjack else profile.decks
+    cut_card = profile.shoe.cut_card if blackjack else profile.shoe_rules.cut_card
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
-    cards = new_shoe(profile.decks, seed)
+    cards = new_shoe(decks, seed)
     betting = args.betting_seconds if args.betting_seconds is not None else 4 * args.pace
     pin = "".join(secrets.choice("0123456789") for _ in range(MIN_PIN_DIGITS))
     delay = (args.supervisor_delay if args.supervisor_delay is not None
@@ -119,14 +139,14 @@ def run(args: argparse.Namespace) -> int:
         journal = args.journal or Path(scratch) / "journal.sqlite"
         pty = open_pty_pair()
         shoe = SimulatedShoe(
-            ShoeModel(cards, cut_card=profile.shoe_rules.cut_card,
+            ShoeModel(cards, cut_card=cut_card,
                       misread_rate=args.misread_rate, seed=seed),
             dealer=VirtualDealer(pace=args.pace, button_delay=args.pace),
             rng=random.Random(seed),
             announce_loaded=True,
         )
         config = load_run_config(None, {
-            "device": pty.slave_path, "profile": args.profile, "journal": journal,
+            "device": pty.slave_path, "profile": profile_name, "journal": journal,
             "betting_seconds": betting, "shoes": 1,
             # The fewest iterations a config accepts: the PIN is shown on screen anyway.
             "supervisors": {DEMO_SUPERVISOR: hash_pin(pin, iterations=MIN_PIN_ITERATIONS)},
@@ -140,7 +160,12 @@ def run(args: argparse.Namespace) -> int:
         with ShoeRunner(shoe, pty.device_side), running_table(config) as controller, services(
             controller, http=http
         ) as extras:
-            console = Console(progress=True, shoe_cards=len(cards))
+            console: Any = Console(progress=True, shoe_cards=len(cards))
+            if blackjack:
+                from shoe_controller.games.blackjack.live_console import BlackjackConsole
+
+                console = BlackjackConsole(shoe_cards=len(cards))
+                controller.players_seed, controller.player_seconds = seed, args.pace
             supervisor = VirtualSupervisor(controller, DEMO_SUPERVISOR, pin, cards,
                                            delay=delay)
             controller.listeners.extend([console, supervisor])

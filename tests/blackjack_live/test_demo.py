@@ -1,0 +1,50 @@
+"""``shoe demo --game blackjack``: a whole shoe played by the built-in players, as a process."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shoe_controller.journal import Journal
+
+pytestmark = [pytest.mark.timeout(180)]
+
+
+def demo(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "shoe_controller", "demo", *args],
+                          capture_output=True, text=True, timeout=170, cwd=cwd, check=False)
+
+
+def test_the_demo_plays_a_whole_blackjack_shoe(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite"
+    done = demo("--game", "blackjack", "--seed", "3", "--journal", str(journal), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "== Shoe finished" in out and "Traceback" not in done.stderr
+    rounds = int(re.search(r"Rounds played\s+(\d+)", out).group(1))
+    assert rounds >= 20
+    lines = [line for line in out.splitlines() if re.match(r"\s+\d+\s+D ", line)]
+    assert len(lines) == rounds
+    # What the console printed is what the journal says, round by round.
+    with Journal(journal, readonly=True) as store:
+        closed = [r.data for r in store.records() if r.kind == "betting"
+                  and r.data.get("action") == "close"]
+        decisions = [r.data for r in store.records() if r.kind == "decision"]
+    assert len(closed) == rounds and all(c["seats"] for c in closed)
+    assert {d["origin"] for d in decisions} == {"player"}
+    assert {"hit", "stand", "double", "split"} <= {d["action"] for d in decisions}
+    verify = subprocess.run([sys.executable, "-m", "shoe_controller", "journal", "verify",
+                             str(journal)], capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_a_profile_of_another_game_is_one_clear_line(tmp_path: Path) -> None:
+    done = demo("--game", "blackjack", "--profile", "punto-banco-8d", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "a baccarat profile; --game is blackjack" in done.stderr
