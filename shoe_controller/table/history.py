@@ -15,6 +15,7 @@ from typing import Any
 from shoe_controller.journal import Journal
 from shoe_controller.table.fold import JournalReplayError, replay_records
 from shoe_controller.table.machine import Table
+from shoe_controller.table.secrecy import Withheld
 
 #: Version of the export's JSON lines; the round lines are those of ``shoe replay``
 #: (docs/replay-schema.md) and ``round_void`` lines are added for voided rounds.
@@ -56,7 +57,8 @@ def export_lines(path: str | Path) -> Iterator[dict[str, Any]]:
             yield {"type": "burn", "cards": list(event["cards"])}
         elif kind == "round_result":
             rounds += 1
-            yield {"type": "round"} | {key: event[key] for key in _ROUND_KEYS}
+            keys = _BLACKJACK_ROUND_KEYS if "dealer" in event else _ROUND_KEYS
+            yield {"type": "round"} | {key: event[key] for key in keys}
         elif kind == "round_void":
             yield {"type": "round_void", "round": event["round"],
                    "supervisor": event.get("supervisor"), "reason": event.get("reason", "")}
@@ -70,15 +72,20 @@ _ROUND_KEYS = (
     "round", "player", "banker", "player_total", "banker_total", "outcome", "natural",
     "player_pair", "banker_pair",
 )
+#: Blackjack's (docs/blackjack.md, replay output version 1).
+_BLACKJACK_ROUND_KEYS = ("round", "dealer", "seats", "insurance")
 
 
 def recall(path: str | Path, last: int = 10) -> list[dict[str, Any]]:
-    """The last ``last`` rounds, card by card, each with how its cards were read."""
+    """The last ``last`` rounds, card by card, each with how its cards were read.
+
+    The round in play is included, so a blackjack hole card is left out until the dealer
+    turned it over (:class:`~shoe_controller.table.secrecy.Withheld`)."""
     replayed = replay_journal(path)
     rounds: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     shoe = 0
-    for event in replayed.events:
+    for event in Withheld().visible(replayed.events):
         kind = event["type"]
         if kind == "shoe_loaded":
             shoe = event["shoe"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -9,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from shoe_controller.cards import new_shoe
+from shoe_controller.games.blackjack.decisions import parse_decisions
+from shoe_controller.games.blackjack.profile import load_profile
+from shoe_controller.games.blackjack.replay import replay_blackjack
 from shoe_controller.journal import Journal
 
 pytestmark = [pytest.mark.timeout(180)]
@@ -41,6 +46,36 @@ def test_the_demo_plays_a_whole_blackjack_shoe(tmp_path: Path) -> None:
                              str(journal)], capture_output=True, text=True, timeout=60,
                             check=False)
     assert verify.returncode == 0, verify.stderr
+    # shoe journal export prints what shoe replay deals from the same cards and decisions.
+    export = subprocess.run([sys.executable, "-m", "shoe_controller", "journal", "export",
+                             str(journal), "--json"], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert export.returncode == 0, export.stderr
+    exported = [json.loads(line) for line in export.stdout.splitlines()]
+    with Journal(journal, readonly=True) as store:
+        plan = decisions_of(store)
+    profile = load_profile("blackjack-8d")
+    replayed = list(replay_blackjack(new_shoe(8, 3), profile,
+                                     parse_decisions(plan, seats=7), None))
+    assert [e for e in exported if e["type"] == "round"] == [
+        r for r in replayed if r["type"] == "round"]
+    assert exported[0] == replayed[0]  # the burn
+
+
+def decisions_of(store: Journal) -> str:
+    """The journal's answers as a decisions file (docs/blackjack.md)."""
+    lines, current = [], None
+    for record in store.records():
+        data = record.data
+        if record.kind == "betting" and data.get("action") == "close" and data.get("seats"):
+            current = {"round": len(lines) + 1, "seats": data["seats"], "insurance": [],
+                       "actions": {str(seat): [] for seat in data["seats"]}}
+            lines.append(current)
+        elif record.kind == "insurance":
+            current["insurance"] = data["seats"]
+        elif record.kind == "decision":
+            current["actions"][str(data["seat"])].append(data["action"])
+    return "\n".join(json.dumps(line) for line in lines) + "\n"
 
 
 def test_a_profile_of_another_game_is_one_clear_line(tmp_path: Path) -> None:
