@@ -33,6 +33,7 @@ import argparse
 import http.client
 import json
 import multiprocessing
+import os
 import random
 import statistics
 import subprocess
@@ -62,7 +63,6 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
     """Deal one shoe at each of ``spec["tables"]`` (in this process); returns the figures."""
     import contextlib
     import logging
-    import os
 
     logging.disable(logging.WARNING)  # link losses as the tables are closed, and the like
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - "mqtt: ..." lines of every table
@@ -117,6 +117,7 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
             controller.begin_session()
             running.append((table_id, controller, times, publisher, journal))
         started = time.perf_counter()
+        cpu_started = time.process_time()  # this process: every table, publisher and shoe
         threads = []
         deadline = time.monotonic() + spec["timeout"]
         for table_id, controller, *_ in running:
@@ -132,6 +133,7 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
                 raise SystemExit(f"{table_id}: the shoe did not finish in {spec['timeout']} s")
             out["seconds"].append(time.perf_counter() - started)
             out["latencies"].extend(times.latencies_ms())
+        out["cpu"] = time.process_time() - cpu_started
     # Closed: each publisher has published all it had (then said "stopped").
     for table_id, _controller, _times, publisher, journal in running:
         if publisher is not None:
@@ -156,8 +158,9 @@ def deal_floor(args: argparse.Namespace, directory: Path, mqtt: str | None) -> d
              for w in range(args.workers)]
     with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
         results = pool.map(deal_tables, specs)
-    merged: dict[str, Any] = {"latencies": [], "seconds": [], "tables": {}}
+    merged: dict[str, Any] = {"latencies": [], "seconds": [], "tables": {}, "cpu": 0.0}
     for result in results:
+        merged["cpu"] += result["cpu"]
         merged["latencies"] += result["latencies"]
         merged["seconds"] += result["seconds"]
         merged["tables"].update(result["tables"])
@@ -245,8 +248,6 @@ def pit_latencies(reader: StreamReader, tables: dict[str, Any]) -> tuple[list[fl
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far (Linux /proc)."""
-    import os
-
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -304,21 +305,20 @@ def main() -> None:
 
     print(f"{args.tables} tables in {args.workers} processes, {args.decks}-deck shoes, a card "
           f"every {args.pace} s per table, journal durability {args.durability}; phases "
-          f"without/with MQTT alternating x{args.repeats}; the broker and the pit run at a "
-          "lower priority than the tables (on a floor they have machines of their own)",
-          flush=True)
+          f"without/with MQTT alternating x{args.repeats}; the broker and the pit on the same "
+          "machine (on a floor they have machines of their own)", flush=True)
     plain: list[list[float]] = []
     mqtt: list[list[float]] = []
+    cpu_per_card: dict[bool, list[float]] = {False: [], True: []}
     seconds: dict[bool, list[float]] = {False: [], True: []}
     checks: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         root = Path(tmp)
         with Mosquitto(root / "broker") as broker:
-            pit = subprocess.Popen(["nice", "-n", "4", sys.executable, "-m", "shoe_controller",
-                                    "pit", "--broker", broker.url, "--http", "0",
-                                    "--log-level", "warning"], stdout=subprocess.PIPE, text=True)
+            pit = subprocess.Popen([sys.executable, "-m", "shoe_controller", "pit", "--broker",
+                                    broker.url, "--http", "0", "--log-level", "warning"],
+                                   stdout=subprocess.PIPE, text=True)
             assert broker.process is not None
-            os_nice(broker.process.pid, 4)
             try:
                 pit_url = pit.stdout.readline().split()[1]  # type: ignore[union-attr]
                 cpu_before = {"pit": cpu_seconds(pit.pid),
@@ -328,6 +328,7 @@ def main() -> None:
                     result = deal_floor(args, root / f"without-{repeat}", None)
                     plain.append(result["latencies"])
                     seconds[False] += result["seconds"]
+                    cpu_per_card[False].append(1000 * result["cpu"] / len(result["latencies"]))
                     print(f"  without MQTT: {len(result['latencies'])} cards", flush=True)
                     started = time.monotonic()
                     result, check = deal_with_mqtt(args, root / f"with-{repeat}", broker.url,
@@ -335,6 +336,7 @@ def main() -> None:
                     mqtt_wall += time.monotonic() - started
                     mqtt.append(result["latencies"])
                     seconds[True] += result["seconds"]
+                    cpu_per_card[True].append(1000 * result["cpu"] / len(result["latencies"]))
                     checks.append(check)
                     print(f"  with MQTT:    {len(result['latencies'])} cards", flush=True)
                 cpu = {"pit": cpu_seconds(pit.pid) - cpu_before["pit"],
@@ -343,12 +345,12 @@ def main() -> None:
                 pit.terminate()
                 pit.wait(10)
     report(args, plain, mqtt, seconds, checks, cpu, mqtt_wall)
-
-
-def os_nice(pid: int, increment: int) -> None:
-    import os
-
-    os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid) + increment)
+    print(f"{'tables processes CPU per card (ms)':36} "
+          f"{statistics.median(cpu_per_card[False]):9.2f} "
+          f"{statistics.median(cpu_per_card[True]):10.2f}  (table, journal, shoe, and "
+          "with MQTT the publisher)")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+          "cores (other work on the machine included)")
 
 
 def report(args: argparse.Namespace, plain: list[list[float]], mqtt: list[list[float]],
