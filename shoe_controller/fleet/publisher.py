@@ -131,8 +131,6 @@ class MqttPublisher:
         self._reconnected = threading.Event()
         self._closing = False
         self._refusal_logged = ""
-        self._mids: dict[int, str] = {}
-        self._mids_lock = threading.Lock()
         offline = _json({"v": PAYLOAD_VERSION, "table_id": topics.table_id, "online": False,
                          "reason": "connection lost", "session": self.session})
         self._client = new_client(settings, f"shoe-{topics.table_id}-{self.session}",
@@ -212,7 +210,10 @@ class MqttPublisher:
         if controller is not None and self.on_update in controller.listeners:
             controller.listeners.remove(self.on_update)
         self._closing = True
-        self._inbox.put(None)
+        try:
+            self._inbox.put_nowait(None)
+        except queue.Full:
+            pass  # a stuck worker sees _closing within its 0.5 s wait
         if self._thread.is_alive():
             self._thread.join(5.0)
         try:
@@ -276,16 +277,14 @@ class MqttPublisher:
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason_code: Any,
                     properties: Any = None) -> None:
-        with self._mids_lock:
-            topic = self._mids.pop(mid, "")
         if is_failure(reason_code):
             self.stats.refused += 1
             text = reason_text(reason_code)
             if text != self._refusal_logged:
                 self._refusal_logged = text
-                log.error("mqtt: the broker refused a publish to %s: %s (an ACL that does not "
-                          "grant this table's topics?)", topic, text,
-                          extra={"topic": topic, "reason": text})
+                log.error("mqtt: the broker refused a publish under %s: %s (an ACL that does "
+                          "not grant this table's topics?)", self.topics.base, text,
+                          extra={"topic": self.topics.base, "reason": text})
 
     # ------------------------------------------------------------ worker thread
     def _run(self) -> None:
@@ -366,12 +365,8 @@ class MqttPublisher:
     def _publish(self, topic: str, document: Mapping[str, Any], *, retain: bool = False,
                  qos: int = 1) -> bool:
         info = self._client.publish(topic, _json(document), qos=qos, retain=retain)
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
-            # Not connected after all (a loss between the check and now): kept for later.
-            return False
-        with self._mids_lock:
-            self._mids[info.mid] = topic
-        return True
+        # Not connected after all (a loss between the check and now): kept for later.
+        return info.rc == mqtt.MQTT_ERR_SUCCESS
 
     def _status(self, online: bool) -> dict[str, Any]:
         return {"v": PAYLOAD_VERSION, "table_id": self.topics.table_id, "online": online,
