@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from shoe_controller.config import (
     DURABILITIES,
@@ -124,9 +125,13 @@ def run(args: argparse.Namespace) -> int:
         controller, **extras_options, console=sys.stdin if args.console else None,
         metrics=config.metrics_address(), mqtt=publisher,
     ) as extras:
-        console = None
+        console: Any = None  # Console, or BlackjackConsole
         if not args.quiet:
             console = Console()
+            if controller.table.game.name == "blackjack":  # its rounds, as shoe replay prints
+                from shoe_controller.games.blackjack.live_console import BlackjackConsole
+
+                console = BlackjackConsole()
             controller.listeners.append(console)
         controller.begin_session()  # journalled only now that everything has started
         log.info("table running", extra={"device": config.device, "profile": config.profile,
