@@ -58,7 +58,7 @@ EVENT_BACKLOG = 20_000
 MAX_INFLIGHT = 200
 #: The worker waits this long after an item arrives before it takes it and what follows:
 #: the table has finished with the card by then, and the pit sees it this much later.
-BATCH_SECONDS = 0.02
+BATCH_SECONDS = 0.005
 #: How long a clean stop waits for the broker to take the "offline: stopped" status.
 GOODBYE_SECONDS = 2.0
 
