@@ -472,6 +472,16 @@ def _mqtt_url(value: Any) -> str:
     return url
 
 
+def _fleet_check(name: str, value: str) -> str:
+    """A topic prefix (``check_prefix``) checked as the publisher will use it."""
+    from shoe_controller.fleet import broker
+
+    try:
+        return str(getattr(broker, name)(value))
+    except ConfigError as exc:
+        raise _Invalid(f": {str(exc).strip()}") from None
+
+
 def _token(value: Any) -> str:
     token = _text(value)
     if len(token) < 8:
@@ -562,7 +572,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "journal_key_file": _path,
     "metrics": _listen,
     "mqtt": _mqtt_url,
-    "mqtt_prefix": _text,
+    "mqtt_prefix": lambda value: _fleet_check("check_prefix", _text(value)),
     "mqtt_protocol": _choice(("5", "3.1.1")),
     "mqtt_password_file": _path,
     "mqtt_ca_file": _path,
