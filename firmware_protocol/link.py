@@ -139,7 +139,7 @@ class LinkConfig:
     exactly (what an older peer does)."""
     retransmit_timeout_min: float = 0.002
     """Floor of the adaptive retransmission timeout (seconds). On a serial line the measured
-    round trip sets the timeout (about 5 ms at 115200); the floor matters on fast lines (a
+    round trip sets the timeout (about 6 ms at 115200); the floor matters on fast lines (a
     TCP line answers in under a millisecond, and a 10 ms floor made every silent loss cost
     ten round trips)."""
     nak_holdoff: float = 0.001

@@ -4,7 +4,7 @@ A fixed 250 ms timeout is an eternity on a serial line where a frame takes 2 ms 
 answers in a few: the timeout should follow what the line actually does. RFC 6298's estimator
 keeps a smoothed round-trip time (SRTT) and its variation (RTTVAR) and sets
 
-    RTO = max(floor, SRTT + max(granularity, 4 * RTTVAR))
+    RTO = max(floor, SRTT + max(granularity, SRTT / 2, 4 * RTTVAR))
 
 capped by the configured maximum. Samples come only from frames sent once (Karn's rule: the
 acknowledgement of a retransmitted frame cannot tell which copy it answers). Until the first
@@ -62,7 +62,11 @@ class RttEstimator:
     def rto(self) -> float:
         if self.srtt is None:
             return self.initial
-        return min(self.ceiling, max(self.floor, self.srtt + max(GRANULARITY, K * self.rttvar)))
+        # RFC 6298's variation term, but never under half a round trip: samples taken only
+        # across clean trips (the link's rule) vary by microseconds, and a timeout of SRTT +
+        # 1 ms then fired whenever a frame waited behind another on the wire.
+        margin = max(GRANULARITY, self.srtt / 2, K * self.rttvar)
+        return min(self.ceiling, max(self.floor, self.srtt + margin))
 
     @property
     def round_trip(self) -> float | None:

@@ -1,0 +1,204 @@
+"""The paced bad line of ``bench_fast_recovery.py`` as a model on a simulated clock: noise-free.
+
+    .venv/bin/python bench/model_paced_line.py [--seeds N]
+
+The real ``TableController``, the real links and the real software shoe (dealer at pace 0),
+joined by a model of a 115200 8N1 line (each byte takes 86.8 us; a frame is delivered when its
+last byte has arrived) with the bench's faults, on a simulated clock: no threads, no scheduler,
+no shared machine. What the model leaves out is the host's real processing, which it takes as a
+fixed ``HOST_DELAY`` per committed item (the journal's fsync and the table). Its figures are
+the model's, not a measurement: use it to compare link rules seed by seed (the same seeds give
+the same figures every run), and the real bench for the figures of issue 14.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import heapq
+import itertools
+import random
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from firmware_protocol import messages as wire
+from firmware_protocol.codec import FrameDecoder
+from firmware_protocol.link import Link, LinkConfig, LinkStats, Role
+from shoe_controller.cards import new_shoe
+from shoe_controller.device import HostEndpoint
+from shoe_controller.errors import ShoeTimeoutError
+from shoe_controller.games.registry import game_from_toml, read_profile
+from shoe_controller.journal import Journal
+from shoe_controller.table.controller import TableController, Update
+from shoe_controller.table.machine import Table, TableSettings
+from simulators.dealer import VirtualDealer
+from simulators.faults import FaultConfig, FaultInjector
+from simulators.shoe import SimulatedShoe
+from simulators.shoe_model import ShoeModel
+
+BYTE_TIME = 10 / 115200  # 8N1: ten bits a byte
+HOST_DELAY = 0.0007
+"""Seconds the host takes per committed item (journal append with fsync, and the table)."""
+BAD_LINE = "corrupt=0.01,drop-frame=0.005,dup-frame=0.005"
+PROFILE = "punto-banco-8d"
+
+
+class LineModel:
+    """Both ends and the line between them, on one simulated clock. As in the bench, the
+    faults act at the host's end: before the line towards the shoe, after it from the shoe."""
+
+    def __init__(self, seed: int, bad: bool) -> None:
+        self.now = 0.0
+        self._arrivals: list[tuple[float, int, str, bytes]] = []  # (time, order, to, piece)
+        self._order = itertools.count()
+        self._line_free = {"shoe": 0.0, "host": 0.0}
+        self.host = HostEndpoint(Link(Role.HOST, LinkConfig(), random.Random(seed).getrandbits(32)))
+        self.shoe = SimulatedShoe(
+            ShoeModel(new_shoe(8, seed), cut_card=14),
+            dealer=VirtualDealer(pace=0.0, button_delay=0.0),
+            rng=random.Random(seed), announce_loaded=True)
+        self._to_shoe_faults: FaultInjector | None = None
+        self._to_host_faults: FaultInjector | None = None
+        if bad:
+            faults = FaultConfig.parse(f"{BAD_LINE},seed={seed}")
+            self._to_shoe_faults = FaultInjector(faults)
+            self._to_host_faults = FaultInjector(dataclasses.replace(faults, seed=seed + 1))
+        self.card_sent: dict[int, float] = {}  # counter -> first transmission
+        self._shoe_frames = FrameDecoder()
+
+    def _write(self, to: str, data: bytes) -> None:
+        if to == "shoe" and self._to_shoe_faults is not None:
+            data = b"".join(self._to_shoe_faults(data))
+        if to == "host":
+            for frame in self._shoe_frames.feed(data):
+                if isinstance(frame.message, wire.CardDrawn):
+                    self.card_sent.setdefault(frame.message.counter, self.now)
+        start = max(self.now, self._line_free[to])
+        piece = bytearray()
+        for index, byte in enumerate(data):
+            piece.append(byte)
+            if byte == 0 or index == len(data) - 1:  # a frame is whole at its delimiter
+                heapq.heappush(self._arrivals, (start + (index + 1) * BYTE_TIME,
+                                                next(self._order), to, bytes(piece)))
+                piece = bytearray()
+        self._line_free[to] = start + len(data) * BYTE_TIME
+
+    def flush(self) -> None:
+        """Both ends write what they have now; the shoe's dealer acts."""
+        if out := self.host.data_to_send(self.now):
+            self._write("shoe", out)
+        self.shoe.step(self.now)
+        if out := self.shoe.data_to_send(self.now):
+            self._write("host", out)
+
+    def next_event(self) -> float | None:
+        times = [self._arrivals[0][0]] if self._arrivals else []
+        for deadline in (self.host.next_deadline(), self.shoe.next_deadline()):
+            if deadline is not None:
+                times.append(max(deadline, self.now))
+        return min(times) if times else None
+
+    def advance(self, until: float) -> None:
+        self.now = max(self.now, until)
+        while self._arrivals and self._arrivals[0][0] <= self.now:
+            _, _, to, data = heapq.heappop(self._arrivals)
+            if to == "host":
+                if self._to_host_faults is not None:
+                    data = b"".join(self._to_host_faults(data))
+                if data:
+                    self.host.receive(data, self.now)
+            else:
+                self.shoe.receive(data, self.now)
+        self.host.poll(self.now)
+        self.flush()
+
+
+class ModelConnection:
+    """The controller's shoe connection (as ``ShoeConnection``: commits on ``get``) on the
+    model's clock: waiting for input runs the model."""
+
+    def __init__(self, model: LineModel) -> None:
+        self.model = model
+
+    def get(self, timeout: float | None = None) -> object:
+        model = self.model
+        self.commit_now()
+        end = model.now + (timeout or 0.0)
+        while (item := model.host.take()) is None:
+            when = model.next_event()
+            if when is None or when > end:
+                model.advance(end)
+                if (item := model.host.take()) is not None:
+                    return item
+                raise ShoeTimeoutError("nothing from the shoe")
+            model.advance(max(when, model.now + 1e-7))
+        return item
+
+    def send(self, message: wire.Message) -> None:
+        self.model.host.send(message, self.model.now)
+        self.model.flush()
+
+    def commit(self) -> None:
+        self.model.advance(self.model.now + HOST_DELAY)
+        self.commit_now()
+
+    def commit_now(self) -> None:
+        self.model.host.commit(self.model.now)
+        self.model.flush()
+
+
+def one(seed: int, bad: bool) -> tuple[float, list[float], LinkStats, LinkStats]:
+    """One whole shoe: its simulated seconds, card -> prompt latencies (ms), link stats."""
+    model = LineModel(seed, bad)
+    source = read_profile(PROFILE)
+    prompted: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, \
+            Journal(Path(tmp) / "table.sqlite", durability="normal") as journal:
+        controller = TableController(
+            journal=journal, table=Table(game_from_toml(source.text, source.origin),
+                                         TableSettings()),
+            profile=PROFILE, connection=ModelConnection(model), betting_seconds=0,
+            clock=lambda: model.now, profile_toml=source.text)
+        controller.start()
+
+        def listener(update: Update) -> None:
+            if update.input_kind == "card":
+                prompted.setdefault(controller.table.last_counter, model.now)
+
+        controller.listeners.append(listener)
+        controller.run(lambda: model.now > 300, shoes=1)
+        if not controller.shoes_finished:
+            raise SystemExit(f"seed {seed}: the shoe did not finish within 300 s")
+    latencies = [(prompted[c] - model.card_sent[c]) * 1000 for c in prompted
+                 if c in model.card_sent]
+    return model.now, latencies, model.host.link.stats, model.shoe.link.stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20, help="shoes per line (default 20)")
+    args = parser.parse_args()
+    print(f"model of a 115200 8N1 line, host {HOST_DELAY * 1000:g} ms per committed item; "
+          f"bad line: {BAD_LINE}; pace 0")
+    ratios, latencies = [], []
+    for seed in range(1, args.seeds + 1):
+        clean = one(seed, False)[0]
+        bad, lat, host, shoe = one(seed, True)
+        ratios.append(bad / clean)
+        latencies += lat
+        print(f"  seed {seed:2}: clean {clean:.3f} s, bad {bad:.3f} s ({bad / clean:.2f}x); "
+              f"timer expiries host {host.retransmissions} shoe {shoe.retransmissions}, "
+              f"resent for a Nak host {host.fast_retransmissions} shoe "
+              f"{shoe.fast_retransmissions}", flush=True)
+    latencies.sort()
+    print(f"\nbad line: x clean median {statistics.median(ratios):.3f}, mean "
+          f"{statistics.mean(ratios):.3f} (target < 1.5); card -> prompt p50 "
+          f"{latencies[len(latencies) // 2]:.2f} ms (< 5), p99 "
+          f"{latencies[int(len(latencies) * 0.99)]:.2f} ms (< 25)")
+
+
+if __name__ == "__main__":
+    main()
