@@ -102,6 +102,23 @@ def glyph_boxes(region: np.ndarray) -> list[tuple[int, int, int, int]]:
     return boxes
 
 
+def first_glyph(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
+    """The index's first glyph among glyph boxes: a rank with its suit under it (the
+    standard index's signature, which a blob of the shoe or the table does not have), the
+    leftmost such; else the leftmost of the tall ones."""
+    def stacked(rank: tuple[int, int, int, int]) -> bool:
+        x, y, width, height = rank
+        return any(other is not rank and y + 0.6 * height <= other[1] <= y + 1.6 * height
+                   and abs((other[0] + other[2] / 2) - (x + width / 2)) <= 0.5 * width
+                   and 0.3 * height <= other[3] <= 1.2 * height for other in boxes)
+
+    indexed = [box for box in boxes if stacked(box)]
+    if indexed:
+        return min(indexed, key=lambda box: box[0])
+    tallest = max(box[3] for box in boxes)
+    return min((box for box in boxes if box[3] >= 0.5 * tallest), key=lambda box: box[0])
+
+
 def anchored(region: np.ndarray) -> np.ndarray:
     """The region moved so that its first glyph (the leftmost of the tall ones: a standard
     index's rank) sits at :data:`ANCHOR`: a card never stops at exactly the same place in
@@ -109,9 +126,7 @@ def anchored(region: np.ndarray) -> np.ndarray:
     boxes = glyph_boxes(region)
     if not boxes:
         return region
-    tallest = max(box[3] for box in boxes)
-    x, y, _, _ = min((box for box in boxes if box[3] >= 0.5 * tallest),
-                     key=lambda box: box[0])
+    x, y, _, _ = first_glyph(boxes)
     height, width = region.shape[:2]
     shift = np.float32([[1, 0, ANCHOR[0] * width - x], [0, 1, ANCHOR[1] * height - y]])
     return cv2.warpAffine(region, shift, (width, height), borderMode=cv2.BORDER_REPLICATE)
