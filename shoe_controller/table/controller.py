@@ -88,7 +88,8 @@ LIGHTS = {
     "shuffle": wire.Indicator.SHUFFLE,
 }
 
-SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe")
+SUPERVISOR_ACTIONS = ("clear", "void_round", "enter_card", "end_shoe", "error_burn")
+"""``error_burn``: burn the profile's cards after a game error (blackjack, between rounds)."""
 
 #: How long the shoe link may be down before the table records it (and, mid-round, latches
 #: "link lost"). The shoe locks its exit by itself the moment it loses the host, so nothing is
@@ -664,6 +665,17 @@ class TableController:
         if self._players_answer():
             return since + self.player_seconds
         return since + float(getattr(self.table.game, "decision_seconds", 15))
+
+    def answer_seconds_left(self) -> float | None:
+        """Seconds left before the awaited answer times out (None: nothing is awaited), for
+        the dealer display's countdown. A wait not yet clocked has its whole time left."""
+        awaiting = self.table.awaiting()
+        if awaiting is None:
+            return None
+        seconds = float(getattr(self.table.game, "decision_seconds", 15))
+        if self._awaiting is None or self._awaiting[0] != awaiting.key:
+            return seconds
+        return max(0.0, self._awaiting[1] + seconds - self.clock())
 
     def _run_answers(self) -> None:
         """Start the clock of a new wait for the players; answer it (built-in players) or

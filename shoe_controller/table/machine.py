@@ -265,6 +265,8 @@ class Table:
         self.link_up = False
         self.cards_dealt = 0
         self.burn_cards: list[Card] = []
+        self.error_burn: list[Card] = []
+        """The cards of the last burn after a game error (blackjack)."""
         self.strays: list[dict[str, Any]] = []
         self.seen: Counter[Card] = Counter()
         self.notice = ""
@@ -618,6 +620,22 @@ class Table:
                 self._refuse("no unread or suspect card is pending")
             else:
                 self._resolve_pending(item.card, source="supervisor", actor=item.supervisor)
+        elif action == "error_burn":
+            burn = getattr(self.game, "error_burn", None)
+            if burn is None:
+                self._refuse(f"{self.game.name}: no burn after a game error")
+            elif not self.state.endswith("result_confirmed") or self.alarm == "latched":
+                self._refuse("cards are burned after a game error only between rounds, with "
+                             "nothing latched (void the round or clear the error first)")
+            else:
+                try:
+                    count = burn(item.supervisor)
+                except ValueError as exc:
+                    self._refuse(str(exc))
+                    return
+                self.error_burn = []
+                self._emit("error_burn_started", round=self.round_number, cards=count,
+                           supervisor=item.supervisor)
         elif action == "end_shoe":
             if not self._shoe_in_play():
                 self._refuse("no shoe in play to end")
@@ -796,6 +814,7 @@ class Table:
                 self.pending.due.target),
             "lid_open": self.lid_open, "link_up": self.link_up, "cards_dealt": self.cards_dealt,
             "burn": [card.code for card in self.burn_cards], "strays": list(self.strays),
+            "error_burn": [card.code for card in self.error_burn],
             "seen": sorted((card.code, n) for card, n in self.seen.items() if n),
             "cut_card_seen": self.cut_card_seen, "shoe_empty": self.shoe_empty,
             "reloaded": self.reloaded, "profile_sha256": self.profile_sha256,
@@ -825,6 +844,8 @@ class Table:
             return self.game.burn_due()
         if self.state.endswith("betting_closed") or ".dealing." in self.state:
             return self.game.card_due()
+        if self.state.endswith("result_confirmed"):
+            return self.game.burn_due()  # a burn after a game error (blackjack), else None
         return None
 
     def _shoe_in_play(self) -> bool:
@@ -837,9 +858,9 @@ class Table:
 
     def waiting_for_round(self) -> bool:
         """Whether the table waits for betting to open (burn done, or last result confirmed)."""
-        if self.state == "burn":
+        if self.state == "burn" or self.state.endswith("result_confirmed"):
             return self.game.burn_due() is None
-        return self.state.endswith("result_confirmed")
+        return False
 
     def _new_shoe(self) -> None:
         if self._next_game is not None:
@@ -848,6 +869,7 @@ class Table:
         self.round_number = 0
         self.cards_dealt = 0
         self.burn_cards = []
+        self.error_burn = []
         self.strays = []
         self.seen = Counter()
         self.cut_card_seen = False
@@ -874,6 +896,15 @@ class Table:
             self.game.burn(card)
             self.burn_cards.append(card)
             self._emit("burn_card", card=card.code, source=source, counter=counter)
+            return
+        if due.target == "burn":  # between rounds: the burn after a game error
+            self.game.burn(card)
+            self.error_burn.append(card)
+            self._emit("burn_card", card=card.code, source=source, counter=counter,
+                       error=True)
+            if self.game.burn_due() is None:
+                self._emit("error_burn", round=self.round_number,
+                           cards=[c.code for c in self.error_burn])
             return
         position = len(self.game.cards_in_round())
         sub_state = self.game.deal(card)

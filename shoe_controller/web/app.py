@@ -50,6 +50,7 @@ from shoe_controller.table.controller import (
     Update,
 )
 from shoe_controller.table.history import replay_journal
+from shoe_controller.table.secrecy import Withheld
 from shoe_controller.web import schema
 from shoe_controller.web.binding import (
     LOCAL_NAMES,
@@ -435,11 +436,15 @@ class WebServer:
         """The shoes so far, from the journal (the controller replayed it the same way)."""
         history = TableHistory(self.profile)
         replayed = replay_journal(self.controller.journal.path)
-        for event in replayed.events:
+        # As the controller hands them to listeners: a hole card not yet turned stays out.
+        for event in Withheld().visible(replayed.events):
             history.add_event(event)
         table = self.controller.table
         history.view = self.controller.view.to_dict()
         history.seen = dict(table.seen)
+        if history.blackjack:
+            history.table_cards = table.game.cards_in_round()
+            history.answer_left = self.controller.answer_seconds_left()
         return history
 
     # ------------------------------------------------------------------ thread
@@ -484,8 +489,11 @@ class WebServer:
         if self._closed or loop is None:
             return
         table = self.controller.table
+        blackjack = self._history.blackjack
         item = Ingest(update.view.to_dict(), [dict(event) for event in update.events],
-                      dict(table.seen), table.shoe_number, time.monotonic())
+                      dict(table.seen), table.shoe_number, time.monotonic(),
+                      table.game.cards_in_round() if blackjack else None,
+                      self.controller.answer_seconds_left() if blackjack else None)
         try:
             loop.call_soon_threadsafe(self.hub.ingest, item)
         except RuntimeError:

@@ -44,6 +44,10 @@ class TableViewDoc(BaseModel):
     latched: list[Latched]
     lid_open: bool
     link_up: bool
+    awaiting: dict[str, Any] | None = Field(
+        default=None, description="blackjack: what the round waits for when it is the "
+        "players' turn: `kind` (decision or insurance), `prompt`, `key`, `seat`, `hand`, "
+        "`options`, `seats`; absent otherwise")
 
 
 class Hand(BaseModel):
@@ -150,6 +154,12 @@ class State(BaseModel):
         "clear_refused, round_void, shoe_finished), `supervisor`, `kind`, `reason`, `round` "
         "as the table's event gave them, and `text`: what happened, in words for people "
         "(e.g. 'Clear refused: card 3 was not read: enter it, or void the round')")
+    blackjack: dict[str, Any] | None = Field(
+        default=None, description="blackjack tables (null otherwise): `seats` (each with "
+        "`hands`: `cards`, `total`, `soft`, `bust`, and once settled `outcome`, `blackjack`, "
+        "`doubled`), `dealer` (`cards`: `card` null and `face_down` true for the hole card "
+        "until the dealer turns it over; `total` of the cards shown, `final`, `blackjack`), "
+        "`awaiting` (the view's, with `seconds_left` before the hand stands)")
 
 
 class ShoeSummary(BaseModel):
@@ -165,7 +175,9 @@ class Login(BaseModel):
 
 
 class Action(Login):
-    action: str = Field(description="clear, void_round, enter_card or end_shoe")
+    action: str = Field(description="clear, void_round, enter_card, end_shoe, or error_burn "
+                        "(blackjack: burn the profile's cards after a game error, between "
+                        "rounds)")
     card: str | None = Field(default=None, description="for enter_card: a card code, e.g. QS")
     reason: str = Field(default="", max_length=200, description="why: required (not blank) "
                         "for void_round, journalled with it; a void without one is refused "

@@ -40,6 +40,10 @@ class Ingest:
     seen: dict[Card, int]
     shoe: int
     at: float  # time.monotonic() when the controller applied the input
+    #: Blackjack: the round's cards as outputs may see them (hole card face down until
+    #: revealed) and the seconds left to answer what is awaited; None for baccarat.
+    table_cards: list[dict[str, Any]] | None = None
+    answer_left: float | None = None
 
 
 @dataclass
@@ -55,7 +59,9 @@ class ShoeRecord:
                 "stats": self.stats.to_dict()}
 
     def marks(self) -> list[RoundMark]:
-        return [RoundMark.from_result(r["result"]) for r in self.rounds if r.get("result")]
+        # Baccarat's roads; a blackjack result (no outcome) has no mark on them.
+        return [RoundMark.from_result(r["result"]) for r in self.rounds
+                if r.get("result") and "outcome" in r["result"]]
 
 
 def irregularity_words(kind: str) -> str:
@@ -95,7 +101,11 @@ class TableHistory:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self.shoe_cards = 52 * profile.decks
+        #: A blackjack profile (its rules): the display shows seats and hands, no roads/odds.
+        self.blackjack = hasattr(profile, "rules")
+        self.shoe_cards = 52 * (profile.rules.decks if self.blackjack else profile.decks)
+        self.table_cards: list[dict[str, Any]] = []
+        self.answer_left: float | None = None
         self.shoes: list[ShoeRecord] = []
         self.current: dict[str, Any] | None = None  # the round being dealt or just shown
         #: The last finished round before ``current``: the dealer sees its result (or that it
@@ -114,6 +124,9 @@ class TableHistory:
     def apply(self, item: Ingest) -> None:
         self.view = item.view
         self.seen = item.seen
+        if item.table_cards is not None:
+            self.table_cards = item.table_cards
+            self.answer_left = item.answer_left
         for event in item.events:
             self.add_event(event)
             if event["type"] in ("card", "burn_card"):
@@ -128,8 +141,8 @@ class TableHistory:
             del self.shoes[:-KEEP_SHOES]
             self.current = self.previous = None
         shoe = self.shoes[-1] if self.shoes else None
-        if shoe is not None:
-            shoe.stats.add(event)
+        if shoe is not None and not (self.blackjack and kind == "round_result"):
+            shoe.stats.add(event)  # baccarat's statistics (a blackjack result has no outcome)
         if kind in SUPERVISOR_EVENTS and event.get("supervisor"):
             entry = {key: value for key, value in event.items() if key in (
                 "type", "kind", "supervisor", "reason", "round")}
@@ -143,7 +156,7 @@ class TableHistory:
             if self.current is not None and (self.current["result"] or self.current["void"]):
                 self.previous = self.current
             self.current = {"shoe": shoe.number, "round": event["round"], "cards": [],
-                            "result": None, "void": None, "irregularities": []}
+                            "result": None, "void": None, "irregularities": [], "seats": []}
             shoe.rounds.append(self.current)
             # One more than shown: the round in progress is not recalled until it is over.
             self.recall = [*self.recall, self.current][-(RECALL_ROUNDS + 1):]
@@ -154,6 +167,8 @@ class TableHistory:
                 "target", "position", "card", "source", "counter")})
         elif kind == "irregularity":
             self.current["irregularities"].append(event["kind"])
+        elif kind == "betting_closed" and event.get("seats"):
+            self.current["seats"] = list(event["seats"])
         elif kind == "round_result":
             self.current["result"] = {key: value for key, value in event.items()
                                       if key not in ("type", "round")}
@@ -166,6 +181,8 @@ class TableHistory:
     # ------------------------------------------------------------------ odds
     def odds_input(self) -> tuple[int, int, dict[Card, int]] | None:
         """What the next odds computation needs (and marks it as no longer due)."""
+        if self.blackjack:
+            return None  # baccarat's bets; blackjack's figures are not shown live
         if not self.odds_due:
             return None
         self.odds_due = False
@@ -219,7 +236,18 @@ class TableHistory:
             "recall": self.recall_document(),
             "odds": self.odds,
             "supervisor_log": list(self.supervisor_log),
+            "blackjack": self.blackjack_document(),
         }
+
+    def blackjack_document(self) -> dict[str, Any] | None:
+        if not self.blackjack:
+            return None
+        from shoe_controller.web.blackjack import blackjack_document
+
+        current = self.current
+        result = current["result"] if current is not None else None
+        seats = current.get("seats", []) if current is not None else []
+        return blackjack_document(self.table_cards, self.view, result, self.answer_left, seats)
 
     def recall_document(self, last: int = RECALL_ROUNDS) -> list[dict[str, Any]]:
         done = [r for r in self.recall if r["result"] or r["void"]]

@@ -179,3 +179,38 @@ def test_the_fold_of_any_prefix_is_the_table_then() -> None:
         if n == len(driver.inputs) - 1:
             assert again.snapshot() == snapshots[0]
     assert again.snapshot() == snapshots[1]
+
+
+def test_a_supervisor_approves_three_burn_cards_after_a_game_error() -> None:
+    from shoe_controller.table.inputs import SupervisorAction
+
+    driver = started([1])
+    refused = driver.give(SupervisorAction("error_burn", "pit"))
+    assert refused == [] and "only between rounds" in driver.table.refusal
+    driver.give(SupervisorAction("void_round", "pit", None, "dealer exposed a card"))
+    events = driver.give(SupervisorAction("error_burn", "pit"))
+    assert types(events) == ["error_burn_started"] and events[0]["cards"] == 3
+    prompts = []
+    for code in ["2H", "3H", "4H"]:
+        view = driver.view
+        assert not view.exit_locked and view.due == "burn"
+        prompts.append(view.prompt)
+        events = driver.card(code)
+        assert events[0]["type"] == "burn_card" and events[0]["error"] is True
+    assert prompts == [f"Burn {n} more card{'s' if n > 1 else ''} face down after the game error"
+                       for n in (3, 2, 1)]
+    assert types(events) == ["burn_card", "error_burn"] and events[1]["cards"] == [
+        "2H", "3H", "4H"]
+    assert driver.view.exit_locked and driver.table.waiting_for_round()
+    driver.round([2])
+    assert driver.view.prompt == "No more bets: Deal seat 2"
+
+
+def test_baccarat_has_no_burn_after_an_error() -> None:
+    from shoe_controller.games.registry import create_game
+    from shoe_controller.table.inputs import SupervisorAction
+    from shoe_controller.table.machine import Table
+
+    table = Table(create_game("punto-banco-8d"))
+    table.handle(SupervisorAction("error_burn", "pit"))
+    assert table.refusal == "baccarat: no burn after a game error"

@@ -83,10 +83,21 @@ class BlackjackTableGame:
         if self.shoe.phase is not Phase.BURNING:
             return None
         left = self.shoe.burn_remaining
-        return Due("burn", f"Burn {left} more card{'s' if left != 1 else ''} face down")
+        after_error = " after the game error" if self.shoe.rounds or self._round_number else ""
+        return Due("burn", f"Burn {left} more card{'s' if left != 1 else ''} face down"
+                   + after_error)
 
     def burn(self, card: Card) -> None:
         self.shoe.feed_card(card)
+
+    def error_burn(self, approved_by: str) -> int:
+        """A supervisor approved the burn after a game error (seed 003 2.3.5 b): the
+        profile's ``after_error`` cards are burned before the next round. Only between
+        rounds (``ValueError`` otherwise); returns how many."""
+        try:
+            return self.shoe.error_burn(approved_by)
+        except ProcedureError as exc:
+            raise ValueError(str(exc)) from None
 
     # -- rounds ----------------------------------------------------------------------------
     def start_round(self, number: int) -> None:

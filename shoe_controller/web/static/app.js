@@ -110,6 +110,7 @@ function render(s) {
     $('[data-testid="error-detail"]').textContent = (error.detail || "") + more;
   }
   renderRound(s.round, s.previous_round, v, s.stats);
+  renderBlackjack(s.blackjack, v);
   renderStats(s.stats);
   renderRoads(s.roads);
   renderOdds(s.odds);
@@ -159,6 +160,7 @@ function renderHand(name, hand, due, round) {
 }
 
 function resultText(r) {
+  if (r.dealer) return dealerText(r.dealer);  // blackjack
   if (r.outcome === "tie") return `Tie ${r.player_total} to ${r.banker_total}`;
   if (r.outcome === "player") return `Player wins ${r.player_total} to ${r.banker_total}`;
   return `Banker wins ${r.banker_total} to ${r.player_total}`;
@@ -295,10 +297,30 @@ function handText(letter, hand) {
   return `${letter} ${cards.join(" ")}  = ${hand.total ?? "-"}`;
 }
 
+function dealerText(d) {
+  if (d.blackjack) return "Dealer has blackjack";
+  return d.bust ? `Dealer busts with ${d.total}` : `Dealer stands on ${d.total}`;
+}
+
+// A blackjack round in the recall: the dealer, then each seat's hands and outcomes.
+function blackjackRecall(r) {
+  if (r.void) return [el("span", { textContent: "voided" })];
+  const seats = Object.entries(r.result.seats).map(([seat, hands]) => hands.map((h, i) =>
+    `${seat}${hands.length > 1 ? "." + (i + 1) : ""} ${h.blackjack ? "BJ" : h.total} ${h.outcome}`).join(", "));
+  return [el("span", { textContent: `D ${r.result.dealer.cards.join(" ")} = ${r.result.dealer.total}` }),
+    el("span", { textContent: seats.join("; ") })];
+}
+
 // Newest first, only whole lines: as many rounds as fit, and the count says how many.
 function renderRecall(recall) {
   const list = $('[data-testid="recall"]');
   list.replaceChildren(...recall.slice().reverse().map((r) => {
+    if (!r.void && r.result.dealer) {
+      const li = el("li", { value: r.round }, el("span", { className: "no", textContent: `#${r.round}` }),
+        ...blackjackRecall(r));
+      li.dataset.round = r.round;
+      return li;
+    }
     const outcome = r.void ? "void" : String(r.result.outcome);
     const li = el("li", { value: r.round },
       el("span", { className: "no", textContent: `#${r.round}` }),
@@ -426,3 +448,68 @@ for (const button of document.querySelectorAll(".act")) {
 }
 
 connect();
+
+// Blackjack: the dealer's hand (the hole card face down until the dealer turns it over: the
+// server sends no code for it), every seat's hands with totals, and the awaited decision with
+// a countdown to the moment the hand stands (ticking here between the server's updates).
+let bjDeadline = null;
+
+function faceDownCard() {
+  const card = el("div", { className: "card face-down", title: "hole card, face down" });
+  card.dataset.faceDown = "true";
+  card.setAttribute("data-testid", "hole-card");
+  return card;
+}
+
+function totalText(hand) {
+  if (hand.total === null || hand.total === undefined) return "";
+  if (hand.blackjack) return "BJ";
+  return (hand.soft && hand.total < 21 ? "soft " : "") + hand.total + (hand.bust ? " bust" : "");
+}
+
+function renderBlackjack(bj, v) {
+  const box = $("#bj");
+  box.hidden = !bj || v.state === "shoe_finished";
+  $('[data-testid="act-error-burn"]').hidden = !bj;  // blackjack's burn after a game error
+  if (!bj) return;
+  $(".hands").hidden = true;
+  const dealer = bj.dealer;
+  $('[data-testid="bj-dealer-cards"]').replaceChildren(...dealer.cards.map(
+    (c) => (c.card ? cardElement(c.card, false) : faceDownCard())));
+  $('[data-testid="bj-dealer-total"]').textContent = dealer.blackjack ? "BJ" : totalText(dealer);
+  $('[data-testid="bj-dealer-note"]').textContent = dealer.total === null || dealer.final ? "" : "so far";
+  const seats = bj.seats.map((seat) => {
+    const hands = seat.hands.map((hand) => {
+      const node = el("div", { className: "bj-hand" + (hand.outcome ? " " + hand.outcome : "") },
+        el("div", { className: "cards" }, ...hand.cards.map((c) => cardElement(c, false))),
+        el("div", { className: "bj-total", textContent: totalText(hand) + (hand.doubled ? " x2" : "") +
+          (hand.outcome ? " " + hand.outcome : "") }));
+      node.setAttribute("data-testid", `bj-seat-${seat.seat}-hand-${hand.hand}`);
+      return node;
+    });
+    const waiting = bj.awaiting && bj.awaiting.kind === "decision" && bj.awaiting.seat === seat.seat;
+    const node = el("div", { className: "bj-seat" + (waiting ? " deciding" : "") },
+      el("div", { className: "bj-seat-name", textContent: `Seat ${seat.seat}` }), ...hands);
+    node.setAttribute("data-testid", `bj-seat-${seat.seat}`);
+    return node;
+  });
+  $('[data-testid="bj-seats"]').replaceChildren(...seats);
+  const awaiting = bj.awaiting;
+  $('[data-testid="bj-awaiting"]').hidden = !awaiting;
+  if (awaiting) {
+    $('[data-testid="bj-awaiting-text"]').textContent = awaiting.kind === "insurance"
+      ? "Insurance offered" : `Seat ${awaiting.seat}` + (awaiting.hand > 1 ? ` hand ${awaiting.hand}` : "") + " to decide";
+    $('[data-testid="bj-options"]').textContent = (awaiting.options || []).join(" / ");
+    bjDeadline = awaiting.seconds_left === null ? null : Date.now() + awaiting.seconds_left * 1000;
+  } else {
+    bjDeadline = null;
+  }
+  tickCountdown();
+}
+
+function tickCountdown() {
+  const node = $('[data-testid="bj-countdown"]');
+  if (!node) return;
+  node.textContent = bjDeadline === null ? "" : `${Math.max(0, Math.ceil((bjDeadline - Date.now()) / 1000))} s`;
+}
+setInterval(tickCountdown, 250);
