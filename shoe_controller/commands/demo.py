@@ -164,8 +164,11 @@ def run(args: argparse.Namespace) -> int:
             if blackjack:
                 from shoe_controller.games.blackjack.live_console import BlackjackConsole
 
-                console = BlackjackConsole(shoe_cards=len(cards))
+                from shoe_controller.games.blackjack.live_players import BuiltInPlayers
+
                 controller.players_seed, controller.player_seconds = seed, args.pace
+                console = BlackjackConsole(shoe_cards=len(cards), table=controller.table,
+                                           players=BuiltInPlayers(profile.rules, seed))
             supervisor = VirtualSupervisor(controller, DEMO_SUPERVISOR, pin, cards,
                                            delay=delay)
             controller.listeners.extend([console, supervisor])

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,13 @@ def test_the_demo_plays_a_whole_blackjack_shoe(tmp_path: Path) -> None:
     assert "== Shoe finished" in out and "Traceback" not in done.stderr
     rounds = int(re.search(r"Rounds played\s+(\d+)", out).group(1))
     assert rounds >= 20
+    # The money: 10 on each seat, so the seats' net is ten times the units, plus insurance.
+    units = Decimal(re.search(r"Players' net \(units\)\s+(\S+)", out).group(1))
+    seats_net = Decimal(re.search(r"Seats' net, bet 10 each\s+(\S+)", out).group(1))
+    insurance = Decimal(re.search(r"of which insurance\s+(\S+)", out).group(1))
+    assert seats_net == 10 * units + insurance
+    behind = re.search(r"Bets behind: count, net\s+(\d+), (\S+)", out)
+    assert int(behind.group(1)) > 0
     lines = [line for line in out.splitlines() if re.match(r"\s+\d+\s+D ", line)]
     assert len(lines) == rounds
     # What the console printed is what the journal says, round by round.

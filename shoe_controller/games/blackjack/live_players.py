@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from shoe_controller.cards import Card
 from shoe_controller.games.blackjack.rules import Action, TableRules
-from shoe_controller.games.blackjack.strategy import basic_strategy
+from shoe_controller.games.blackjack.strategy import BetBehind, RemotePlayers, basic_strategy
 from shoe_controller.games.blackjack.table_game import BlackjackTableGame
 from shoe_controller.table.game import Awaiting
 from shoe_controller.table.inputs import InsuranceDecision, PlayerDecision
@@ -42,6 +43,13 @@ class BuiltInPlayers:
         rng = self._rng("seats", shoe, round_number)
         every = list(range(1, self.rules.seats + 1))
         return sorted(rng.sample(every, rng.randint(self.min_seats, len(every))))
+
+    def bets_behind(self, shoe: int, round_number: int, seats: Sequence[int],
+                    stakes: Sequence[Decimal] = (Decimal(5), Decimal(10))) -> list[BetBehind]:
+        """Some bets behind the seats of a round (the demo settles them): about 30 % of seats,
+        half of them following the seat's doubles and splits."""
+        rng = self._rng("behind", shoe, round_number)
+        return RemotePlayers(self.rules, rng).bets_behind(seats, stakes)
 
     def answer(self, game: BlackjackTableGame, awaiting: Awaiting, shoe: int,
                round_number: int) -> PlayerDecision | InsuranceDecision:
