@@ -3,9 +3,10 @@ of interest, on small samples of the real photographs in ``../shared/real-cards`
 when that folder is absent; the photos are never copied into the repository).
 
 The figures asserted are the ones measured on these samples (docs/vision.md gives the figures
-on the whole sets, which are far below the issue's targets): the harness's arithmetic against
-a hand-computed case, the region mode reading pp2021's index corners, decks enrolled on one
-set declining another set's photos.
+on the whole sets): the harness's arithmetic against a hand-computed case, the region mode
+reading pp2021's index corners at the issue's targets (19 of its 52 cards, both enrolment
+draws: the whole set takes about a minute a draw), ece395 declining rather than misreading,
+decks enrolled on one set declining another set's photos.
 """
 
 from __future__ import annotations
@@ -151,6 +152,26 @@ def test_the_region_mode_reads_pp2021_index_corners(feeder_corner) -> None:
     assert result.right >= 34
 
 
+FEEDER_SAMPLE = sorted(set(SAMPLE) | {f"{rank}D" for rank in "A23456789TJQK"})
+"""19 cards of pp2021: every diamond (the suit with two capture sessions, seven months
+apart, in another light: the hard part of the set) and the six of SAMPLE."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2024, 7])
+def test_pp2021_reads_its_index_corners_at_the_targets(seed: int, tmp_path: Path) -> None:
+    """Issue 16's targets on a sample of pp2021 (19 cards, 95 enrolment photos, 366 read;
+    the whole set is in docs/vision.md: 99.25 and 99.44 %, no wrong read): enrolled from 5
+    photos per card in the region ``whole``, every other photo read. Measured on this
+    sample: seed 2024 365 right, 1 declined; seed 7 366 right; CPU p95 about 2.5 ms."""
+    folder = sample_folder(tmp_path, FEEDER, FEEDER_SAMPLE)
+    result = holdout_bench(folder, 5, seed, roi=WHOLE_FRAME).result
+    assert result.frames == 366
+    assert result.wrong == 0  # precision 100 %: at least the 99.9 % target
+    assert result.accuracy >= 0.99  # target 99.5 %: 362 of 366 right leaves a margin
+    assert result.cpu_percentile_ms(95) <= 20
+
+
 def test_the_outline_recogniser_cannot_read_the_feeder(tmp_path: Path) -> None:
     """The baseline the region mode exists for: most pp2021 photos have no card outline."""
     folder = sample_folder(tmp_path, FEEDER, SAMPLE)
@@ -219,6 +240,16 @@ def test_a_deck_enrolled_on_one_set_declines_the_others(feeder_corner, tmp_path:
                  + read_labels(sample_folder(tmp_path / "ov2", OV7670, SAMPLE)))
     result = measure(Recogniser(model), strangers)
     assert result.frames == 24 + 18 and result.declined == result.frames
+
+
+@pytest.mark.slow
+def test_ov7670_declines_rather_than_misreads_a_session_it_never_saw() -> None:
+    """The stress set (issue 16): 2 photos per card enrolled, the third session's read.
+    The classifier's top guess is right on about half of them (measured 48 %, seed 2024),
+    so the threshold calibrated on the enrolment photos declines nearly all: precision
+    holds (no wrong read), accuracy is far below the 95 % aimed at."""
+    held = holdout_bench(real_set(OV7670), 2, seed=2024, roi=WHOLE_FRAME)
+    assert held.result.frames == 52 and held.result.wrong == 0
 
 
 def test_ov7670_sessions_are_counted_apart(tmp_path: Path) -> None:
