@@ -73,11 +73,12 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
             page.wait_for_function(
                 "document.querySelectorAll('.tile').length === [...window.pitTables.values()]"
                 ".filter(t => !t.online || t.latched.length || t.player_edge.length).length")
-            shown = page.locator(".tile")
-            assert 2 <= shown.count() < TABLES
-            for n in range(shown.count()):
-                tile = shown.nth(n)
-                assert (tile.locator(".latch, .offline-badge, .edge").count() > 0), tile.inner_text()
+            # Read in one go: the page redraws as the tables go on dealing.
+            shown, quiet = page.evaluate(
+                "() => { const tiles = [...document.querySelectorAll('.tile')];"
+                " return [tiles.length, tiles.filter(t => !t.querySelector("
+                "'.latch, .offline-badge, .edge')).map(t => t.dataset.table)]; }")
+            assert 2 <= shown < TABLES and quiet == []
             page.uncheck("#alerts-only")
             # A table's detail: its state and recent events.
             page.locator(f".tile[data-table='{LATCHED}']").click()
