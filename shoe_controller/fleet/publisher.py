@@ -299,6 +299,9 @@ class MqttPublisher:
                 batch += self._drain()
                 for item in batch:
                     if item is not None and item is not _WAKE:
+                        # What is due goes out first if the broker has come back meanwhile:
+                        # a state is superseded unpublished only while it is away.
+                        self._publish_due()
                         self._fold(item)
                     self._publish_due()  # one state per item: every change published
                 self._publish_due()
@@ -346,7 +349,8 @@ class MqttPublisher:
         if self._reconnected.is_set():
             self._reconnected.clear()
             self._publish(self.topics.status, self._status(True), retain=True)
-            self._state_due = True  # re-published: the broker may have lost it
+            # Re-published: the broker may have lost it (once there is a state at all).
+            self._state_due = self._version > 0
         while self._backlog:
             event = self._backlog[0]
             if not self._publish(self.topics.events, self._event(event)):
