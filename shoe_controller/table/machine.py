@@ -369,11 +369,13 @@ class Table:
             return
         if self.seen[item.card] > self.game.copies_per_card:
             self._hold(_Pending(item.counter, Irregularity.TOO_MANY_COPIES, item.card, due))
+            # A face-down card (the hole card) is named by no output before it is turned.
+            name = "the face-down card" if _secret(due) else item.card.code
             self._latch(
                 Irregularity.TOO_MANY_COPIES,
-                f"{item.card.code} seen {self.seen[item.card]} times; the shoe holds "
+                f"{name} seen {self.seen[item.card]} times; the shoe holds "
                 f"{self.game.copies_per_card}",
-                card=item.card.code,
+                card=None if _secret(due) else item.card.code,
                 counter=item.counter,
             )
             return
@@ -971,7 +973,8 @@ class Table:
         """A card left the shoe for ``pending.due`` but cannot be played yet."""
         self.pending = pending
         self._emit("card_pending", counter=pending.counter, reason=pending.reason.value,
-                   card=None if pending.card is None else pending.card.code,
+                   card=None if pending.card is None or _secret(pending.due)
+                   else pending.card.code,
                    target=pending.due.target, round=self.round_number)
 
     def _set_aside_pending(self) -> None:
@@ -1059,7 +1062,8 @@ class Table:
         self.latched = [l for l in self.latched if l not in resolved]
         for latched in resolved:
             self._emit("irregularity_cleared", kind=latched.kind.value, supervisor=actor,
-                       round=latched.round, card=card.code, source=source)
+                       round=latched.round, card=None if _secret(pending.due) else card.code,
+                       source=source)
         if not self.latched and self.alarm == "latched":
             self.unlatch()
         self._apply(card, pending.due, source=source, counter=pending.counter)
@@ -1070,6 +1074,11 @@ class Table:
 
 MISREAD_REMEDY_WITH_CAMERA = ("Leave the card face up under the camera: it reads the card; "
                               "if it cannot, a supervisor enters it.")
+
+
+def _secret(due: Due) -> bool:
+    """Whether the card due is held from every output until its reveal (a hole card)."""
+    return any(name == "hold" for name, _ in due.details)
 
 
 def _ordinal(n: int) -> str:

@@ -9,6 +9,7 @@ computed by the engine under test.
 
 from __future__ import annotations
 
+from shoe_controller.cards import Card
 from shoe_controller.table.irregularities import Irregularity
 from shoe_controller.table.machine import rebuild
 from tests.blackjack.blackjack_reference import legal_actions, total
@@ -214,3 +215,33 @@ def test_baccarat_has_no_burn_after_an_error() -> None:
     table = Table(create_game("punto-banco-8d"))
     table.handle(SupervisorAction("error_burn", "pit"))
     assert table.refusal == "baccarat: no burn after a game error"
+
+
+def test_a_misread_hole_card_entered_by_a_supervisor_stays_secret() -> None:
+    from shoe_controller.table.inputs import CardMisread, SupervisorAction
+    from shoe_controller.table.secrecy import Withheld
+
+    driver = started([1])
+    driver.cards("TD 6S 7H")
+    withheld = Withheld()
+    shown = []
+    driver.counter += 1
+    shown += withheld.visible(driver.give(CardMisread(driver.counter)))  # the hole card
+    shown += withheld.visible(driver.give(SupervisorAction("enter_card", "pit", Card.from_code(
+        "9C"))))
+    assert driver.view.awaiting is not None  # dealt as the hole card
+    assert "9C" not in repr(shown) + repr(driver.view.to_dict())
+    shown += withheld.visible(driver.decide(1, 1, "stand"))
+    assert "9C" in repr(shown)
+
+
+def test_a_suspect_hole_card_is_not_named_by_the_irregularity() -> None:
+    from shoe_controller.table.secrecy import Withheld
+
+    driver = started([1])
+    driver.cards("TD 6S 7H")
+    for _ in range(8):  # eight decks: eight 9C are fine, a ninth is suspect
+        driver.table.seen[Card.from_code("9C")] += 1
+    events = driver.card("9C")  # the hole card, a ninth copy
+    assert any(e["type"] == "irregularity" for e in events)
+    assert "9C" not in repr(Withheld().visible(events)) + repr(driver.view.to_dict())
