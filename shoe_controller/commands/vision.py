@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
             # a few of them are wrong, the threshold set above them is a thin guarantee.
             print(f"warning: {1 - figures['held_out_accuracy']:.1%} of the held-out "
                   f"enrolment reads were wrong: this deck is hard for the camera. Enrol more "
-                  f"frames per card, and measure with 'shoe vision bench' before use.")
+                  f"frames per card (taken in every light the table has), give a fixed "
+                  f"camera a region of interest (--roi) round the index, light the card "
+                  f"evenly, and measure with 'shoe vision bench' before use.")
         print(f"saved {path}")
         for name in skipped:
             print(f"skipped {name}: no card found in the frame")

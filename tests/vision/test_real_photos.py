@@ -270,3 +270,16 @@ def test_bench_needs_a_deck_or_an_enrolment_draw(tmp_path: Path, capsys) -> None
     assert "at least 2 photos per card" in capsys.readouterr().err
     assert main(["vision", "enroll", "--deck", "d", "--roi", "1,0,0.5,1", str(tmp_path)]) == 1
     assert "not inside the frame" in capsys.readouterr().err
+
+
+def test_enrol_warns_and_says_what_to_do_when_held_out_reads_are_poor(tmp_path: Path,
+                                                                      capsys) -> None:
+    """ece395's six sample cards, each photographed once per light: held-out reads are
+    poor (measured: 22 % of them wrong), and ``enroll`` says so and what to do."""
+    folder = sample_folder(tmp_path / "ov", OV7670, SAMPLE)
+    assert main(["vision", "enroll", "--deck", "ov", "--roi", "whole", "--models",
+                 str(tmp_path / "models"), str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "held-out enrolment reads were wrong" in out
+    for advice in ("more frames per card", "--roi", "light the card evenly", "bench"):
+        assert advice in out
