@@ -84,6 +84,10 @@ class TableRecord:
     phase_since: float = 0.0
     open_sent: tuple[int, int] | None = None
     close_sent: tuple[int, int] | None = None
+    #: Blackjack: the decision_due not yet answered by a decision_made/insurance_closed (or
+    #: the round's end), and whether the players leave it unanswered (to time out).
+    pending_decision: dict[str, Any] | None = None
+    pending_silent: bool = False
 
     def accept(self, event: dict[str, Any], now: float) -> None:
         self.last_seq = event["seq"]
@@ -99,6 +103,12 @@ class TableRecord:
             self.shoe, self.round = event["shoe"], int(data["round"])
         if phase is not None:
             self.phase, self.phase_since = phase, now
+        if kind == "decision_due":
+            self.pending_decision, self.pending_silent = event, False
+        elif kind in ("decision_made", "insurance_closed", "round_result", "round_void") and (
+                self.pending_decision is not None
+                and data.get("key") in (None, self.pending_decision["data"]["key"])):
+            self.pending_decision = None
 
 
 class TableSystem:
@@ -298,6 +308,7 @@ class TableSystem:
         self.connections.add(ws)
         link = _Link(ws, session_id, self.options.key, catch_up_to=head)
         ticker = asyncio.ensure_future(self._betting(link, table))
+        answers = asyncio.ensure_future(self._answers(link, table))
         try:
             async for raw in ws:
                 await self._receive(link, table, raw)
@@ -305,6 +316,7 @@ class TableSystem:
             pass
         finally:
             ticker.cancel()
+            answers.cancel()
             self.connections.discard(ws)
             self._changed_now()
 
@@ -416,21 +428,29 @@ class TableSystem:
         for down_seq, seconds in self.options.down_at:
             if seq == down_seq:
                 asyncio.ensure_future(self._down(seconds))  # not awaited: it waits for us
-        if entry["type"] == "decision_due" and self._players is not None \
-                and seq > link.catch_up_to:
+        if entry["type"] == "decision_due" and self._players is not None:
             self.decisions_due += 1
             every = self.options.silent_every
             if every and self.decisions_due % every == 0:
                 log.info("leaving %s unanswered (as told)", entry["data"]["key"])
-            else:
-                asyncio.ensure_future(self._answer(link, entry))
+                table.pending_silent = True
 
-    async def _answer(self, link: _Link, event: dict[str, Any]) -> None:
-        """The players' answer to a ``decision_due`` (after their think time)."""
-        if self.options.answer_delay:
-            await asyncio.sleep(self.options.answer_delay)
-        type_, fields = self._players.answer_event(event["data"], event["shoe"])
-        await link.send(p.message(type_, **fields))
+    async def _answers(self, link: _Link, table: TableRecord) -> None:
+        """Answer the decision awaited, once per connection: also one the controller asked
+        before it restarted (its answer may have died with it), once the catch-up is done.
+        An answer the controller already has is refused as late, and changes nothing."""
+        answered = ""
+        while self._players is not None:
+            await asyncio.sleep(0.005)
+            due = table.pending_decision
+            if (due is None or table.pending_silent or table.last_seq < link.catch_up_to
+                    or due["data"]["key"] == answered):
+                continue
+            answered = due["data"]["key"]
+            if self.options.answer_delay:
+                await asyncio.sleep(self.options.answer_delay)
+            type_, fields = self._players.answer_event(due["data"], due["shoe"])
+            await link.send(p.message(type_, **fields))
 
     async def _betting(self, link: _Link, table: TableRecord) -> None:
         """Open the next round once the last is over; close betting after the window."""

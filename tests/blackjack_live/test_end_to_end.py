@@ -134,6 +134,11 @@ def test_a_blackjack_shoe_end_to_end_through_two_kills(tmp_path: Path, procs: Pr
     made = [e["data"] for e in events if e["type"] == "decision_made"]
     assert {"split", "double", "hit", "stand"} <= {d["action"] for d in made}
     assert any(d["origin"] == "timeout" for d in made)
+    # The table system answers again a decision asked before a kill: only the ones it was
+    # told to leave unanswered time out (every 11th decision_due it received).
+    asked = [e for e in events if e["type"] == "decision_due"]
+    timeouts = [d for d in made if d["origin"] == "timeout"]
+    assert len(timeouts) <= len(asked) // 11 + 1
     results = [e["data"] for e in events if e["type"] == "round_result"]
     assert any(r["insurance"]["taken"] for r in results)
     assert any(r["dealer"]["blackjack"] for r in results)
