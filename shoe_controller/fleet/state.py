@@ -87,8 +87,11 @@ class TableState:
                 result = {key: data.get(key) for key in _RESULT_KEYS}
                 result["at"] = event.at
                 self.last_result = result
-                self.recent.append({key: result[key] for key in (
-                    "round", "outcome", "natural", "player_pair", "banker_pair")})
+                if isinstance(result["outcome"], str):  # a game with one outcome a round
+                    self.recent.append({
+                        "round": result["round"], "outcome": result["outcome"],
+                        **{flag: bool(result[flag]) for flag in (
+                            "natural", "player_pair", "banker_pair")}})
             elif kind == "round_void":
                 self.recent.append({"round": data.get("round"), "outcome": "void",
                                     "natural": False, "player_pair": False,
