@@ -555,6 +555,9 @@ def calibrated_threshold(labels: np.ndarray, predicted: np.ndarray, confidence: 
     # The reads accepted at the k-th highest confidence are the first k in that order; the
     # threshold is the lowest confidence whose accepted reads meet the target.
     precise = np.cumsum(wrong[order]) <= (1 - TARGET_PRECISION) * np.arange(1, len(order) + 1)
+    # A threshold accepts every read of equal confidence: only the last of a tie may end.
+    ordered = confidence[order]
+    precise &= np.append(ordered[1:] < ordered[:-1], True)
     if not precise.any():
         return float(np.nextafter(max(floor, float(confidence.max())), 2.0))  # none taken
     calibrated = float(confidence[order[int(np.flatnonzero(precise)[-1])]])

@@ -1,0 +1,76 @@
+"""The decline threshold of a fixed-camera deck, calibrated on held-out enrolment reads
+(:func:`vision.model.calibrated_threshold`): hand-computed cases, and the two promises it
+makes stated as invariants for hypothesis to break: the held-out reads it accepts are at
+least 99.9 % right, and no held-out read of an enrolment photo itself is accepted wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.model import ROI_MIN_THRESHOLD, calibrated_threshold
+
+
+def reads(confidences: list[float], wrong: list[bool], original: list[bool] | None = None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    labels = np.zeros(len(confidences), int)
+    predicted = np.array([1 if bad else 0 for bad in wrong])
+    kept = np.array(original if original is not None else [False] * len(confidences))
+    return labels, predicted, np.array(confidences, float), kept
+
+
+def test_all_right_takes_the_floor() -> None:
+    assert calibrated_threshold(*reads([0.5, 0.3, 0.01], [False] * 3)) == ROI_MIN_THRESHOLD
+
+
+def test_one_wrong_copy_in_two_thousand_is_within_the_target() -> None:
+    # 1 wrong in 2000 accepted: 99.95 % right, so everything may be accepted (the least
+    # confidence, 0.5), though the wrong read alone would not be.
+    confidences = [0.9] + [0.5] * 1999
+    assert calibrated_threshold(*reads(confidences, [True] + [False] * 1999)) == 0.5
+
+
+def test_one_wrong_copy_in_a_hundred_sets_the_threshold_above_it() -> None:
+    # 100 reads at 0.6 .. 0.105, the 50th (confidence 0.355) wrong: accepting it makes
+    # 1 wrong in at least 50 (98 %), so the threshold is the 49th read's confidence.
+    confidences = [0.6 - 0.005 * index for index in range(100)]
+    wrong = [index == 49 for index in range(100)]
+    assert calibrated_threshold(*reads(confidences, wrong)) == confidences[48]
+
+
+def test_a_wrong_read_of_an_enrolment_photo_is_never_accepted() -> None:
+    confidences = [0.4] + [0.3] * 5000
+    wrong = [True] + [False] * 5000
+    original = [True] + [False] * 5000
+    threshold = calibrated_threshold(*reads(confidences, wrong, original))
+    assert threshold > 0.4  # 1 in 5001 would meet 99.9 %, but it is a real photo
+
+
+def test_a_tie_is_accepted_or_declined_as_one() -> None:
+    # The two reads at 0.5 go together: one of them wrong is 1 in 2 (or 1 in 3 with the
+    # read at 0.6), so only the read at 0.6 is accepted.
+    threshold = calibrated_threshold(*reads([0.6, 0.5, 0.5], [False, False, True]))
+    assert threshold == 0.6
+
+
+def test_nothing_precise_accepts_nothing() -> None:
+    threshold = calibrated_threshold(*reads([0.7, 0.2], [True, True]))
+    assert threshold > 0.7
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans(), st.booleans()), min_size=1,
+                max_size=300))
+def test_what_it_accepts_is_precise_and_no_photo_wrong(rows) -> None:  # type: ignore[no-untyped-def]
+    confidences = [confidence for confidence, _, _ in rows]
+    wrong = [bad for _, bad, _ in rows]
+    original = [photo for _, _, photo in rows]
+    labels, predicted, confidence, kept = reads(confidences, wrong, original)
+    threshold = calibrated_threshold(labels, predicted, confidence, kept)
+    accepted = confidence >= threshold
+    bad = predicted != labels
+    assert threshold >= ROI_MIN_THRESHOLD
+    assert not (accepted & bad & kept).any()
+    if accepted.any():
+        assert (accepted & ~bad).sum() >= 0.999 * accepted.sum() - 1e-9
