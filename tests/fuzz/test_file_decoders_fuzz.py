@@ -234,6 +234,15 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "table_down_policy": st.sampled_from([*TABLE_DOWN_POLICIES, "Keep-Dealing", "panic"]),
     "metrics": st.sampled_from(["9108", ":9108", "0.0.0.0:9108", "[::1]:9108", "x", ""])
     | st.integers(),
+    "mqtt": st.sampled_from(["mqtt://127.0.0.1:1883", "mqtts://broker.example.com",
+                             "mqtt://user@h:1", "mqtt://u:secret@h", "http://h", "mqtt://", ""]),
+    "mqtt_prefix": st.sampled_from(["shoe", "floor/pit-3", "a/#", "$SYS", "a//b", ""]),
+    "mqtt_protocol": st.sampled_from(["5", "3.1.1", "3", 5]),
+    "mqtt_password_file": paths,
+    "mqtt_ca_file": paths,
+    "mqtt_cert_file": paths,
+    "mqtt_key_file": paths,
+    "pit": st.sampled_from(["pit-3", "Salon Privé", "a/b", "+", ""]) | st.text(max_size=10),
 }
 config_documents = st.fixed_dictionaries(
     {},

@@ -119,6 +119,9 @@ _KIND_VALUES = {
     "bool": st.booleans(), "num": st.floats(-1e15, 1e15) | _SAFE,
     "obj": st.dictionaries(st.text(max_size=8), st.none() | _SAFE | st.text(max_size=8),
                            max_size=5),
+    "seats": st.lists(st.integers(1, p.MAX_SEATS), unique=True, max_size=p.MAX_SEATS),
+    "seats?": st.none() | st.lists(st.integers(1, p.MAX_SEATS), unique=True,
+                                   max_size=p.MAX_SEATS),
 }
 
 

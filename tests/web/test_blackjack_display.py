@@ -1,4 +1,4 @@
-"""The blackjack dealer view in headless Chromium (Debian's chromium, tests/web/conftest.py).
+"""The blackjack dealer view in headless Chromium (Debian's chromium, tests/conftest.py).
 
 The whole stack runs (software shoe, controller, web server; tests/web/rig.py with a blackjack
 profile); the test is the dealer (it pulls each card when the exit opens) and the table system

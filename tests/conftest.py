@@ -1,4 +1,9 @@
-"""Headless Chromium for the web tests: Debian's /usr/bin/chromium driven by Playwright.
+"""Headless Chromium for the browser tests (the dealer display, the pit page): Debian's
+/usr/bin/chromium driven by Playwright.
+
+One session fixture for every directory: Playwright's sync API keeps an event loop running in
+the main thread while it is open, so a second one in the same worker (a fixture imported into
+another directory's conftest is another fixture) fails with "Sync API inside the asyncio loop".
 
 Playwright's own browser download is never used (the machines are offline); ``bash
 scripts/dev.sh test`` installs the ``chromium`` package listed in scripts/debian-packages.txt.
