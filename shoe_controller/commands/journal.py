@@ -197,6 +197,9 @@ def _write_lines(lines: Iterable[Mapping[str, Any]], out: TextIO) -> None:
 def format_recall(rounds: list[Mapping[str, Any]]) -> str:
     """A dealer/supervisor-readable table of rounds, one line per round, cards in deal order.
 
+    Blackjack rounds get one block each instead
+    (:mod:`shoe_controller.commands.blackjack_recall`).
+
     Each round is a ``recall()`` dict: ``shoe``, ``round``, ``cards`` (``target``,
     ``position``, ``card``, ``source``, ``counter``), ``result`` (the ``round`` line of the
     replay schema plus the side facts), ``irregularities`` and ``void`` when voided. Cards not
@@ -204,6 +207,36 @@ def format_recall(rounds: list[Mapping[str, Any]]) -> str:
     """
     if not rounds:
         return "no rounds in the journal\n"
+    from shoe_controller.commands.blackjack_recall import (
+        format_blackjack_rounds,
+        is_blackjack_round,
+    )
+
+    # A journal may change games between shoes: each run of one game's rounds in its form.
+    games = _fill_gaps([is_blackjack_round(r) for r in rounds])
+    out: list[str] = []
+    start = 0
+    for end in range(1, len(rounds) + 1):
+        if end == len(rounds) or games[end] != games[start]:
+            run = rounds[start:end]
+            out.extend(format_blackjack_rounds(run) if games[start]
+                       else _baccarat_table(run))
+            start = end
+    return "\n".join(out) + "\n"
+
+
+def _fill_gaps(games: list[bool | None]) -> list[bool]:
+    """A round with nothing that tells its game (no card yet, voided at once) is taken as
+    the game of the round before it (or after it, at the start); baccarat if none tells."""
+    known = next((g for g in games if g is not None), False)
+    filled = []
+    for game in games:
+        known = known if game is None else game
+        filled.append(known)
+    return filled
+
+
+def _baccarat_table(rounds: list[Mapping[str, Any]]) -> list[str]:
     header = ("shoe", "round", "player", "banker", "P", "B", "outcome", "flags")
     rows = [header] + [_recall_row(r) for r in rounds]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
@@ -212,7 +245,7 @@ def format_recall(rounds: list[Mapping[str, Any]]) -> str:
         cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
     lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _recall_row(round_: Mapping[str, Any]) -> tuple[str, ...]:
