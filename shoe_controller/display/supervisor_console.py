@@ -3,6 +3,7 @@
 Beside the web panel, this is how a pit supervisor clears a latched error at the table:
 
     clear alice            void alice REASON        enter alice QS      end alice
+    burn alice             (blackjack: burn the profile's cards after a game error)
 
 The PIN is asked without echo. Commands go to the controller's thread through
 :meth:`TableController.supervisor` with the client ``"console"``, so the console's wrong PINs
@@ -30,8 +31,11 @@ from shoe_controller.table.controller import TableController
 
 log = logging.getLogger("shoe_controller.supervisor")
 
-COMMANDS = {"clear": "clear", "void": "void_round", "enter": "enter_card", "end": "end_shoe"}
-HELP = "commands: clear ID | void ID REASON | enter ID CARD | end ID | help"
+COMMANDS = {"clear": "clear", "void": "void_round", "enter": "enter_card", "end": "end_shoe",
+            "burn": "error_burn"}
+"""Typed verb -> the controller's supervisor action (the web panel's names)."""
+HELP = ("commands: clear ID | void ID REASON | enter ID CARD | end ID | burn ID (blackjack: "
+        "burn after a game error, between rounds) | help")
 WAIT_SECONDS = 2.0
 """How long the console waits for the table's decision before saying "queued"."""
 STOPPED = ("supervisor console: input ended ({why}): typed supervisor commands are no longer "
@@ -58,6 +62,9 @@ def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
         if len(args) != 2:
             raise ShoeError("usage: enter ID CARD (e.g. enter alice QS)")
         return COMMANDS[verb], supervisor, args[1], ""
+    if verb == "burn" and len(args) != 1:
+        raise ShoeError("usage: burn ID (e.g. burn alice: the profile's cards burned after a "
+                        "game error, with your PIN)")
     if verb == "void" and len(args) < 2:
         # Asked before the PIN: a void is journalled with why it was done.
         raise ShoeError("usage: void ID REASON (a void needs a reason, e.g. void alice "

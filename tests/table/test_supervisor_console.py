@@ -114,9 +114,9 @@ def test_end_of_input_is_said_once_on_stdout_and_in_the_log(caplog) -> None:
         console.thread.join(5)
     assert not console.thread.is_alive()
     ended = [line for line in said if "no longer read" in line]
-    assert ended == ["supervisor console: input ended (end of input): typed supervisor "
+    assert ended == [("supervisor console: input ended (end of input): typed supervisor "
                      "commands are no longer read; the table runs on (use the web panel, or "
-                     "restart with a terminal)"]
+                     "restart with a terminal)")]
     assert [r.getMessage() for r in caplog.records] == ended
     console.check()  # the end of input is not a failure
     assert console.ended == "end of input"
@@ -155,3 +155,61 @@ def test_a_failure_in_the_console_thread_reaches_the_owner(mocker) -> None:
         should_stop = started.should_stop(lambda: False)
         with pytest.raises(SupervisorConsoleError, match="Input/output error"):
             should_stop()
+
+
+@pytest.mark.parametrize("line", ["burn", "burn alice now"])
+def test_burn_takes_exactly_the_supervisor(line) -> None:
+    with pytest.raises(ShoeError, match="burn ID"):
+        parse_command(line)
+
+
+def test_burn_after_a_game_error_from_the_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``burn ID`` is the web panel's "Burn after error" (action error_burn): a real
+    controller on a blackjack profile refuses it in a round, and after the round is voided
+    makes the profile's 3 burn cards due; the PIN is checked by the same access guard."""
+    from shoe_controller.table.inputs import BettingCommand
+
+    from . import harness as harness_module
+
+    monkeypatch.setattr(harness_module, "PROFILE", "blackjack-8d")
+    harness = Harness(seed=11)
+    try:
+        controller = harness.controller
+        for _ in range(200):  # deal the burn after the shuffle
+            if controller.table.waiting_for_round():
+                break
+            view = controller.table.view()
+            if view.due is not None and not view.exit_locked:
+                harness.shoe.pull(harness.clock())
+            harness.run(0.02)
+        assert controller.table.waiting_for_round()
+        controller.submit(BettingCommand("open", "table-system"))
+        controller.submit(BettingCommand("close", "table-system", [3]))
+        harness.run(0.1)
+
+        pins = iter([WRONG, PIN, PIN, PIN])
+        said: list[str] = []
+        console = SupervisorConsole(controller, iter(()), ask_pin=lambda prompt: next(pins),
+                                    out=said.append, wait=5.0)
+
+        def type_line(line: str) -> str:
+            """The console's thread waits for the table's decision while the table runs."""
+            typed = threading.Thread(target=console.handle, args=(line,))
+            typed.start()
+            while typed.is_alive():
+                harness.run(0.02)
+            return said[-1]
+
+        assert type_line("burn alice") == "supervisor 'alice': unknown id or wrong PIN"
+        assert type_line("burn alice") == (  # a round is in play
+            "error_burn by alice: REFUSED by the table: cards are burned after a game error "
+            "only between rounds, with nothing latched (void the round or clear the error "
+            "first) (journalled as tried)")
+        assert type_line("void alice dealer exposed a card").startswith(
+            "void_round by alice: done")
+        assert type_line("burn alice").startswith("error_burn by alice: done (journal record")
+        view = controller.table.view()
+        assert view.prompt == "Burn 3 more cards face down after the game error"
+        assert view.due == "burn" and not view.exit_locked
+    finally:
+        harness.close()
