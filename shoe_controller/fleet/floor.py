@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoe_controller.fleet.broker import split_topic
+from shoe_controller.fleet.result_text import result_text
 
 #: Payloads larger than this are not ours (a state is a few kB).
 MAX_PAYLOAD = 256 * 1024
@@ -118,6 +119,8 @@ class Floor:
         for item in doc["recent_results"]:
             if not isinstance(item, dict) or not isinstance(item.get("outcome"), str):
                 raise Rejected("recent_results: items must be objects with an outcome")
+        if doc.get("last_result") is not None and not isinstance(doc["last_result"], dict):
+            raise Rejected("last_result: must be an object or null")
         odds = doc.get("odds")
         if odds is not None and (not isinstance(odds, dict)
                                  or not isinstance(odds.get("player_edge", []), list)):
@@ -194,6 +197,7 @@ class Floor:
             "results": [r["outcome"] for r in (state.get("recent_results") or ())
                         ][-TILE_RESULTS:],
             "last_result": state.get("last_result"),
+            "last_result_text": result_text(state.get("last_result")),
             # No alert once the shoe is finished: no round is dealt from the cards left.
             "player_edge": [] if shoe.get("finished") else list(odds.get("player_edge") or ()),
             "link": state.get("link"),

@@ -83,6 +83,8 @@ class TableState:
                 self.cut_card_out = True
             elif kind == "shoe_finished":
                 self.shoe_finished = True
+            elif kind == "round_result" and isinstance(data.get("dealer"), Mapping):
+                self.last_result = blackjack_result(data, event.at)
             elif kind == "round_result":
                 result = {key: data.get(key) for key in _RESULT_KEYS}
                 result["at"] = event.at
@@ -171,6 +173,30 @@ class TableState:
             "odds": self.odds,
             "last_event_seq": self.last_seq,
         }
+
+
+def blackjack_result(data: Mapping[str, Any], at: float) -> dict[str, Any]:
+    """A blackjack round's last result for the pit: the dealer's total and whether it is a
+    blackjack or a bust, and each seat's hands (in play order) with total, flags, outcome and
+    payout (units of the original bet, as ``shoe replay``). No card: the round's result is
+    released only with the hole card's reveal, but a pit tile needs totals, not cards, and a
+    state without codes cannot leak one."""
+    dealer = data.get("dealer") or {}
+    seats = data.get("seats")
+    if not isinstance(seats, Mapping):
+        seats = {}
+    return {
+        "round": data.get("round"),
+        "dealer": {"total": dealer.get("total"), "blackjack": bool(dealer.get("blackjack")),
+                   "bust": bool(dealer.get("bust"))},
+        "seats": {str(seat): [{key: hand.get(key) for key in _BLACKJACK_HAND_KEYS}
+                              for hand in hands if isinstance(hand, Mapping)]
+                  for seat, hands in seats.items() if isinstance(hands, list)},
+        "at": at,
+    }
+
+
+_BLACKJACK_HAND_KEYS = ("total", "soft", "blackjack", "bust", "doubled", "outcome", "payout")
 
 
 def odds_summary(odds: Mapping[str, Any]) -> dict[str, Any]:

@@ -145,7 +145,8 @@ def fleet_table(directory: Path, broker: BrokerSettings, table_id: str, *,
                 cards: Sequence[Card] | None = None, seed: int = 1, pace: float = 0.0,
                 misread_at: Sequence[int] = (), one_shoe: bool = True,
                 publisher: MqttPublisher | None = None, pit: str | None = None,
-                wait_connected: bool = False) -> Iterator[FleetTable]:
+                wait_connected: bool = False,
+                profile: str = "punto-banco-1d") -> Iterator[FleetTable]:
     """A live table (software shoe, dealer at ``pace``) publishing to ``broker`` as
     ``table_id`` until the context ends (the publisher then says "offline: stopped").
     ``wait_connected``: the table starts only once its publisher is connected (so not even
@@ -160,7 +161,7 @@ def fleet_table(directory: Path, broker: BrokerSettings, table_id: str, *,
     host, device = memory_pair()
     journal = directory / f"{table_id}.sqlite"
     options: dict[str, Any] = {
-        "device": "memory://fleet-test", "profile": "punto-banco-1d", "journal": journal,
+        "device": "memory://fleet-test", "profile": profile, "journal": journal,
         "betting_seconds": 0, "heartbeat_seconds": LINK.heartbeat_interval,
         "link_timeout_seconds": LINK.link_timeout, "durability": "normal",
         "table_id": table_id}

@@ -169,3 +169,88 @@ def test_no_message_breaks_the_floor(messages: list[tuple[str, bytes]]) -> None:
         assert (changed is None) == (floor.version == before)
     json.dumps(floor.snapshot())  # always a JSON document
     assert floor.detail("t-1")["table_id"] == "t-1"
+
+
+# -- blackjack's last result (a compatible addition to payload version 1) --------------------
+
+BLACKJACK_RESULT = {
+    "round": 12, "at": 1000.0,
+    "dealer": {"total": 24, "blackjack": False, "bust": True},
+    "seats": {
+        "1": [{"total": 18, "soft": False, "blackjack": False, "bust": False, "doubled": False,
+               "outcome": "win", "payout": 1}],
+        "4": [{"total": 20, "soft": False, "blackjack": False, "bust": False, "doubled": True,
+               "outcome": "win", "payout": 2},
+              {"total": 23, "soft": False, "blackjack": False, "bust": True, "doubled": False,
+               "outcome": "lose", "payout": -1}],
+        "6": [{"total": 21, "soft": True, "blackjack": True, "bust": False, "doubled": False,
+               "outcome": "win", "payout": 1.5}],
+    },
+}
+BLACKJACK_STATE = {**STATE, "game": "blackjack", "profile": "blackjack-8d", "odds": None,
+                   "recent_results": [], "last_result": BLACKJACK_RESULT}
+
+
+def test_a_blackjack_tile_words_the_dealer_and_each_seat() -> None:
+    SCHEMAS["state"].validate(BLACKJACK_STATE)
+    floor = Floor("shoe")
+    floor.apply(f"{T}/state", raw(BLACKJACK_STATE), 1001.0)
+    tile = floor.summary("t-1")
+    assert tile["last_result_text"] == "round 12: dealer 24 bust; 1 win, 4.1 win, 4.2 lose, 6 win"
+    assert tile["last_result"] == BLACKJACK_RESULT
+    dealer_bj = copy.deepcopy(BLACKJACK_STATE)
+    dealer_bj.update(version=6, at=1002.0)
+    dealer_bj["last_result"]["dealer"] = {"total": 21, "blackjack": True, "bust": False}
+    dealer_bj["last_result"]["seats"] = {"2": [dict(BLACKJACK_RESULT["seats"]["1"][0],
+                                                    outcome="lose", payout=-1)]}
+    SCHEMAS["state"].validate(dealer_bj)
+    floor.apply(f"{T}/state", raw(dealer_bj), 1002.0)
+    assert floor.summary("t-1")["last_result_text"] == "round 12: dealer BJ; 2 lose"
+    # Baccarat's form is unchanged.
+    baccarat = {**STATE, "version": 7, "at": 1003.0, "last_result": {
+        "round": 3, "outcome": "tie", "player_total": 6, "banker_total": 6, "natural": False,
+        "player_pair": False, "banker_pair": False, "at": 999.0}}
+    SCHEMAS["state"].validate(baccarat)
+    floor.apply(f"{T}/state", raw(baccarat), 1003.0)
+    assert floor.summary("t-1")["last_result_text"] == "tie 6-6 (round 3)"
+
+
+def test_the_schema_refuses_a_blackjack_result_with_a_card_or_a_bad_outcome() -> None:
+    import jsonschema
+
+    for broken in ({"dealer": {"total": "20", "blackjack": False, "bust": False}},
+                   {"seats": {"1": [dict(BLACKJACK_RESULT["seats"]["1"][0], outcome="won")]}},
+                   {"seats": {"1": []}}):
+        state = copy.deepcopy(BLACKJACK_STATE)
+        state["last_result"].update(broken)
+        try:
+            SCHEMAS["state"].validate(state)
+        except jsonschema.ValidationError:
+            continue
+        raise AssertionError(f"accepted {broken}")
+
+
+RESULT_LIKE = st.one_of(
+    JSON,
+    st.fixed_dictionaries({"outcome": st.text(max_size=8)}, optional={
+        k: JSON for k in ("round", "player_total", "banker_total")}),
+    st.fixed_dictionaries({"dealer": st.dictionaries(
+        st.sampled_from(["total", "blackjack", "bust"]), JSON)}, optional={
+        "round": JSON, "seats": JSON | st.dictionaries(st.text(max_size=3), JSON | st.lists(
+            st.dictionaries(st.sampled_from(["outcome", "total"]), JSON) | JSON, max_size=3),
+            max_size=4)}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(RESULT_LIKE)
+def test_any_last_result_gives_a_tile(last_result: Any) -> None:
+    """Whatever a broker delivers as last_result: refused with a reason, or a tile whose text
+    is a bounded line."""
+    floor = Floor("shoe")
+    document = {**STATE, "last_result": last_result}
+    if floor.apply(f"{T}/state", raw(document), 1.0) is None:
+        assert "last_result" in floor.reasons[-1]
+        return
+    text = floor.summary("t-1")["last_result_text"]
+    assert isinstance(text, str) and len(text) <= 200 and "\n" not in text

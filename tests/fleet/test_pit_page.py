@@ -1,11 +1,13 @@
 """The pit page in a real browser: 20 live tables publishing through a real Mosquitto to a
 real ``shoe pit`` process; one table has a latched irregularity (a card its shoe could not
-read, nobody clears it), one has stopped (offline). Screenshot saved (see tests/web)."""
+read, nobody clears it), one has stopped (offline), one deals blackjack (its tile words the
+last result: the dealer's total, each seat's outcome). Screenshot saved (see tests/web)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from tests.e2e.processes import ProcessKeeper, shoe_command
 from .rig import Mosquitto, fleet_table, wait_for
 
 TABLES = 20
-LATCHED, OFFLINE = "t-07", "t-13"
+LATCHED, OFFLINE, BLACKJACK = "t-07", "t-13", "t-20"
 
 
 def floor(url: str) -> dict[str, Any]:
@@ -36,7 +38,8 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
                 tables[table_id] = stack.enter_context(fleet_table(
                     tmp_path / table_id, broker.settings(), table_id, seed=n, pace=0.01,
                     misread_at=(9,) if table_id == LATCHED else (),
-                    pit="pit-1" if n <= 10 else "pit-2"))
+                    pit="pit-1" if n <= 10 else "pit-2",
+                    profile="blackjack-8d" if table_id == BLACKJACK else "punto-banco-1d"))
             offline = tables.pop(OFFLINE)
             wait_for(lambda: offline.controller.view.cards_dealt >= 5, "cards at t-13", 30)
             # Stop that one table (its controller says goodbye: offline, "stopped").
@@ -47,7 +50,8 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
             def ready() -> bool:
                 tiles = {t["table_id"]: t for t in floor(url)["tables"]}
                 return (len(tiles) == TABLES and bool(tiles[LATCHED]["latched"])
-                        and not tiles[OFFLINE]["online"])
+                        and not tiles[OFFLINE]["online"]
+                        and bool(tiles[BLACKJACK]["last_result_text"]))
             wait_for(ready, "every table on the pit's floor", 30)
 
             page.goto(url)
@@ -59,6 +63,10 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
             gone = page.locator(f".tile[data-table='{OFFLINE}']")
             assert "offline" in gone.get_attribute("class")
             assert "OFFLINE: stopped" in gone.inner_text()
+            # Blackjack's last result on its tile: "round N: dealer T; S outcome, ...".
+            said = page.locator(f".tile[data-table='{BLACKJACK}'] .result").inner_text()
+            assert re.fullmatch(r"round \d+: dealer (BJ|\d+( bust)?); \d+(\.[12])? (win|lose|push)"
+                                r"(, \d+(\.[12])? (win|lose|push))*", said), said
             assert page.locator(".tile.latched").count() == 1
             assert page.locator(".tile.offline").count() == 1
             assert "20 tables" in page.locator("#counts").inner_text()

@@ -64,6 +64,9 @@ function tileNode(t) {
   bar.append(fill); node.append(bar);
   node.append(el("div", "shoeline", `Shoe ${shoe.number ?? "?"}: ${dealt}${total ? " / " + total : ""} cards` +
     (shoe.cut_card_out ? " · cut card out" : "") + (shoe.finished ? " · finished" : "")));
+  // The last round's result as the floor words it (baccarat's outcome and totals, blackjack's
+  // dealer total and each seat's outcome): blackjack has no bead road.
+  if (t.last_result_text) node.append(el("div", "result", t.last_result_text));
   const beads = el("div", "beads");
   for (const outcome of t.results) beads.append(el("span", `bead ${outcome}`, outcome[0].toUpperCase()));
   node.append(beads);
@@ -115,7 +118,7 @@ async function showDetail(id) {
     ["Shoe", `${d.shoe.number ?? "?"}: ${d.shoe.cards_dealt ?? 0} / ${d.shoe.cards_total ?? "?"} cards`],
     ["Round", d.round], ["Shoe link", d.link && d.link.shoe ? "up" : "down"],
     ["Table system", d.link ? (d.link.table_system === null ? "none" : d.link.table_system ? "connected" : "not connected") : ""],
-    ["Last result", d.last_result ? `${d.last_result.outcome} ${d.last_result.player_total}-${d.last_result.banker_total} (round ${d.last_result.round})` : "-"],
+    ["Last result", d.last_result_text || "-"],
     ["Events", `last seq ${d.last_event_seq}, ${d.event_gaps} missed`],
   ];
   const table = el("table");
@@ -136,7 +139,10 @@ async function showDetail(id) {
   const ev = el("table");
   for (const e of [...d.events].reverse()) {
     const tr = el("tr");
-    const what = e.type === "card" ? `${e.data.hand} ${e.data.card}` : e.type === "round_result" ? `${e.data.outcome} ${e.data.player_total}-${e.data.banker_total}` : (e.data.kind || "");
+    const what = e.type === "card" ? `${e.data.hand} ${e.data.card}`
+      : e.type === "round_result" ? (e.data.dealer ? `dealer ${e.data.dealer.blackjack ? "BJ" : e.data.dealer.total}`
+        : `${e.data.outcome} ${e.data.player_total}-${e.data.banker_total}`)
+      : (e.data.kind || "");
     tr.append(el("td", "", e.seq), el("td", "", e.type), el("td", "", what), el("td", "", new Date(e.at * 1000).toLocaleTimeString()));
     ev.append(tr);
   }
