@@ -187,7 +187,7 @@ class MqttPublisher:
         self._controller = controller
         game = controller.table.game
         game_profile = getattr(game, "profile", None)
-        decks = getattr(game_profile, "decks", None)
+        decks = getattr(game, "copies_per_card", None)  # every game's decks (Game protocol)
         state = self._state
         state.game = str(getattr(game, "name", ""))
         state.profile = str(getattr(game_profile, "name", "") or controller.profile)

@@ -82,7 +82,8 @@ def test_blackjack_last_result_and_the_hole_card_on_mqtt(tmp_path: Path,
         states = watcher.payloads(TABLE, "state")
         for state in states:
             SCHEMAS["state"].validate(state)
-        assert states[0]["game"] == "blackjack"
+        assert states[0]["game"] == "blackjack" and states[0]["profile"] == "blackjack-8d"
+        assert states[-1]["shoe"]["cards_total"] == 8 * 52  # the profile's shoe: its progress
 
         # Each round's result, as the state says it once the round_result is out.
         results = [e for e in events if e["type"] == "round_result"]
