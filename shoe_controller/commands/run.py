@@ -63,7 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="while the table system is unreachable: keep dealing on the own "
                         "betting window (default) or stop once the round is over")
     parser.add_argument("--console", action="store_true",
-                        help="accept supervisor commands on stdin (clear, void, enter, end)")
+                        help="accept supervisor commands on stdin (clear, void, enter, end, burn)")
     add_http_options(parser)
     parser.add_argument("--metrics", metavar="[HOST:]PORT",
                         help="serve Prometheus metrics on a port of their own; PORT alone "
