@@ -99,6 +99,9 @@ class Run:
     latencies: list[float]
     seconds: float
     cards: int
+    finished: bool = True
+    """False: the table stopped dealing (a latched irregularity, which needs a supervisor: a
+    revision 1.0 link down for longer than the grace mid-round) within 300 s."""
 
 
 def one_shoe(directory: Path, *, seed: int, baud: int, bad: bool, fast: bool) -> Run:
@@ -126,14 +129,17 @@ def one_shoe(directory: Path, *, seed: int, baud: int, bad: bool, fast: bool) ->
         deadline = time.monotonic() + 300
         controller.run(lambda: time.monotonic() > deadline, shoes=1)
         runner.check()
-        if not controller.shoes_finished:
-            raise SystemExit(f"seed {seed}: the shoe did not finish within 300 s")
+        finished = bool(controller.shoes_finished)
+        if not finished:
+            print(f"  seed {seed}: the shoe did not finish within 300 s "
+                  f"({controller.table.view().prompt})", flush=True)
     seconds = time.perf_counter() - started
     with Journal(journal, readonly=True) as store:
         counters = [r.data["counter"] for r in store.records() if r.kind == "card"]
-    if counters != list(range(1, len(counters) + 1)) or len(counters) < len(cards) - 20:
+    if counters != list(range(1, len(counters) + 1)) or (
+            finished and len(counters) < len(cards) - 20):
         raise SystemExit(f"seed {seed}: the journal's cards are not 1..N exactly once, in order")
-    return Run(times.latencies_ms(), seconds, len(counters))
+    return Run(times.latencies_ms(), seconds, len(counters), finished)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -162,24 +168,34 @@ def main() -> None:
                     runs[fast, bad].append(run)
                     print(f"  seed {seed} link {'1.2' if fast else '1.0'} "
                           f"{'bad  ' if bad else 'clean'}: {run.cards} cards, shoe "
-                          f"{run.seconds:.2f} s", flush=True)
+                          f"{run.seconds:.2f} s{'' if run.finished else ' (not finished)'}",
+                          flush=True)
     print()
     print(f"{'link':5} {'line':6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'shoe s':>7} "
-          f"{'x clean':>8} {'per seed':>17}  target")
+          f"{'x clean':>8} {'per seed':>24}  target")
     for (fast, bad), cell in runs.items():
         latencies = [value for run in cell for value in run.latencies]
-        seconds = statistics.median(run.seconds for run in cell)
-        ratio = seconds / statistics.median(run.seconds for run in runs[fast, False])
-        per_seed = [b.seconds / c.seconds for b, c in zip(cell, runs[fast, False], strict=True)]
+        done = [run for run in cell if run.finished]
+        clean = [run for run in runs[fast, False] if run.finished]
+        if not done or not clean:
+            print(f"{'1.2' if fast else '1.0':5} {'bad' if bad else 'clean':6} no shoe finished")
+            continue
+        seconds = statistics.median(run.seconds for run in done)
+        ratio = seconds / statistics.median(run.seconds for run in clean)
+        per_seed = [b.seconds / c.seconds for b, c in zip(cell, runs[fast, False], strict=True)
+                    if b.finished and c.finished]
         spread = f"{min(per_seed):.2f}-{max(per_seed):.2f}x"
+        if len(done) < len(cell):
+            spread = f"{len(done)}/{len(cell)} done, {spread}"
         p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
         target = ""
         if fast and bad:
-            ok = p50 < TARGET_P50_MS and p99 < TARGET_P99_MS and ratio < TARGET_RATIO
+            ok = (p50 < TARGET_P50_MS and p99 < TARGET_P99_MS and ratio < TARGET_RATIO
+                  and len(done) == len(cell))
             target = (f"p50 < {TARGET_P50_MS:g}, p99 < {TARGET_P99_MS:g} ms, shoe < "
                       f"{TARGET_RATIO:g}x clean: {'ok' if ok else 'NOT MET'}")
         print(f"{'1.2' if fast else '1.0':5} {'bad' if bad else 'clean':6} {p50:7.2f} "
-              f"{p99:7.2f} {max(latencies):7.1f} {seconds:7.2f} {ratio:8.2f} {spread:>17}  "
+              f"{p99:7.2f} {max(latencies):7.1f} {seconds:7.2f} {ratio:8.2f} {spread:>24}  "
               f"{target}")
     print("\nx clean: the median bad shoe over the median clean one; per seed: the range of "
           "each seed's bad shoe over its clean one (run back to back)")

@@ -714,8 +714,13 @@ class Link:
         # (the acknowledgement itself may have been damaged and asked for again), this
         # acknowledgement waited for a recovery, not a trip. Counted, such waits made the
         # timeout twice the round trip on a bad line, and the loss of a frame cost that.
+        # Until a first sample, though, a trip with a recovery in it is taken all the same: it
+        # can only overstate the round trip, and the initial 0.25 s timeout (which RACK cannot
+        # shorten without a round trip) made every early loss on a bad line cost a third of a
+        # second; a later clean sample at most half of it restarts the estimate (rtt.py).
+        clean = freed[-1].recoveries_at_send == self._recoveries
         if (self.config.fast_recovery and not any(f.resent or f.sacked for f in freed)
-                and freed[-1].recoveries_at_send == self._recoveries):
+                and (clean or self._rtt.srtt is None)):
             self._rtt.sample(now - freed[-1].first_sent)
         self._rto = self._base_rto()
         self._retries = 0
