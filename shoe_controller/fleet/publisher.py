@@ -150,8 +150,7 @@ class MqttPublisher:
         rebuild the stream's numbering and the state, nothing is published for them)."""
         try:
             stream = self._stream
-            released = [Released(o.seq, o.id, o.type, o.at, o.shoe, o.data)
-                        for o in stream.add(record_seq, at, events)]
+            released = stream.add(record_seq, at, events)
             stream.ack(stream.head)  # let it forget them (held events it keeps, as it must)
             if live:
                 self._pending.extend(released)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from shoe_controller.reporting.stream import Outgoing
 
 #: Payload format of the state, event and status documents (docs/mqtt/README.md).
 PAYLOAD_VERSION = 1
@@ -28,16 +29,9 @@ _RESULT_KEYS = ("round", "outcome", "player_total", "banker_total", "natural", "
                 "banker_pair")
 
 
-@dataclass(frozen=True, slots=True)
-class Released:
-    """One reported event as the stream released it (what the events topic carries)."""
-
-    seq: int
-    id: str
-    type: str
-    at: float
-    shoe: int
-    data: Mapping[str, Any]
+#: One reported event as the stream released it (what the events topic carries): the
+#: table-system stream's own numbered event, so the pit and the game server see one numbering.
+Released = Outgoing
 
 
 class TableState:

@@ -21,12 +21,17 @@ from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, Invalid
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.config import parse_toml, toml_text
+from shoe_controller.config import parse_toml
 from shoe_controller.errors import ConfigError
 from shoe_controller.games.baccarat.odds import exact_odds, full_shoe
 from shoe_controller.games.baccarat.shoe_rules import BURN_PROCEDURES, LAST_ROUND_RULES, ShoeRules
+from shoe_controller.games.profile_files import (
+    looks_like_path,
+    profile_files,
+    read_profile_text,
+    user_profile_dirs,
+)
 
-PROFILE_PATH_ENV = "SHOE_PROFILE_PATH"
 PACKAGED_DIR = Path(__file__).with_name("profiles")
 
 #: Facts a bet can win, push or pay specially on (the keys of CoupResult.facts()).
@@ -175,18 +180,12 @@ class Profile:
 
 def profile_dirs() -> list[Path]:
     """Directories searched by name: ``SHOE_PROFILE_PATH`` entries, then the packaged ones."""
-    dirs = [Path(p) for p in os.environ.get(PROFILE_PATH_ENV, "").split(os.pathsep) if p]
-    return dirs + [PACKAGED_DIR]
+    return [*user_profile_dirs(), PACKAGED_DIR]
 
 
 def list_profiles() -> dict[str, Path]:
     """Profile name -> file, user directories shadowing packaged profiles of the same name."""
-    found: dict[str, Path] = {}
-    for directory in profile_dirs():
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                found.setdefault(path.stem, path)
-    return dict(sorted(found.items()))
+    return profile_files(PACKAGED_DIR)
 
 
 def load_profile(name_or_path: str | os.PathLike[str]) -> Profile:
@@ -198,8 +197,7 @@ def load_profile(name_or_path: str | os.PathLike[str]) -> Profile:
 def find_profile(name_or_path: str | os.PathLike[str]) -> Path:
     """The file of a profile given by name (see :func:`profile_dirs`) or by path."""
     text = os.fspath(name_or_path)
-    looks_like_path = text.endswith(".toml") or os.sep in text or "/" in text
-    if looks_like_path:
+    if looks_like_path(text):
         path = Path(text)
         if not path.is_file():
             raise ProfileError([f"{path}: profile file not found"])
@@ -210,22 +208,6 @@ def find_profile(name_or_path: str | os.PathLike[str]) -> Path:
             raise ProfileError([f"{text}: no such profile (known: {known})"])
         path = profiles[text]
     return path
-
-
-def read_profile_text(path: Path) -> str:
-    """A profile file's text, read once: UTF-8, a leading byte-order mark dropped.
-
-    Validate and keep (journal) this same text with :func:`profile_from_toml`, rather than
-    reading the file a second time: the file may change in between.
-    """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProfileError([f"{path}: cannot read profile: {exc.strerror or exc}"]) from exc
-    try:
-        return toml_text(raw)
-    except ConfigError as exc:
-        raise ProfileError([f"{path}: {exc}"]) from None
 
 
 def profile_from_toml(text: str, origin: Path | str = "<profile>") -> Profile:

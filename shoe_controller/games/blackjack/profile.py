@@ -17,14 +17,14 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from shoe_controller.config import parse_toml, toml_text
+from shoe_controller.config import parse_toml
 from shoe_controller.errors import ConfigError
 from shoe_controller.games.baccarat.profile import ProfileError
 from shoe_controller.games.blackjack.rules import ACE, TEN, TableRules
+from shoe_controller.games.profile_files import looks_like_path, profile_files, read_profile_text
 
 GAME = "blackjack"
 PACKAGED_DIR = Path(__file__).with_name("profiles")
-PROFILE_PATH_ENV = "SHOE_PROFILE_PATH"
 
 #: Last-round rules: "finish-current" (seed 003 2.3.2: reshuffle at the end of the hand in which
 #: the cut card is reached) or "finish-and-one-more" (that hand and one more).
@@ -72,20 +72,9 @@ class BlackjackProfile:
     decision_seconds: int = 15
 
 
-def profile_dirs() -> list[Path]:
-    dirs = [Path(p) for p in os.environ.get(PROFILE_PATH_ENV, "").split(os.pathsep) if p]
-    return dirs + [PACKAGED_DIR]
-
-
 def list_profiles() -> dict[str, Path]:
     """Blackjack profile name -> file (user directories first; other games' files skipped)."""
-    found: dict[str, Path] = {}
-    for directory in profile_dirs():
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                if path.stem not in found and _declares_blackjack(path):
-                    found[path.stem] = path
-    return dict(sorted(found.items()))
+    return profile_files(PACKAGED_DIR, _declares_blackjack)
 
 
 def _declares_blackjack(path: Path) -> bool:
@@ -99,7 +88,7 @@ def find_profile(name_or_path: str | os.PathLike[str]) -> Path | None:
     """The file of a blackjack profile given by name or path, or ``None`` if it is not one
     (a missing file, another game's profile): the caller then tries the other games."""
     text = os.fspath(name_or_path)
-    if text.endswith(".toml") or os.sep in text or "/" in text:
+    if looks_like_path(text):
         path = Path(text)
         return path if path.is_file() and _declares_blackjack(path) else None
     return list_profiles().get(text)
@@ -116,13 +105,7 @@ def load_profile(name_or_path: str | os.PathLike[str]) -> BlackjackProfile:
         known = ", ".join(list_profiles()) or "none"
         name = os.fspath(name_or_path)
         raise ProfileError([f"{name}: no such blackjack profile (known: {known})"])
-    try:
-        text = toml_text(path.read_bytes())
-    except OSError as exc:
-        raise ProfileError([f"{path}: cannot read profile: {exc.strerror or exc}"]) from exc
-    except ConfigError as exc:
-        raise ProfileError([f"{path}: {exc}"]) from None
-    return profile_from_toml(text, path)
+    return profile_from_toml(read_profile_text(path), path)
 
 
 def profile_from_toml(text: str, origin: Path | str = "<profile>") -> BlackjackProfile:

@@ -19,9 +19,9 @@ from typing import Any
 
 from shoe_controller.config import parse_toml, toml_text
 from shoe_controller.games.baccarat.profile import ROUNDINGS, ProfileError
+from shoe_controller.games.profile_files import looks_like_path, profile_files, read_profile_text
 from shoe_controller.games.roulette.bets import NO_ZERO_BETS, BetKind, ZeroBets
 
-PROFILE_PATH_ENV = "SHOE_PROFILE_PATH"
 PACKAGED_DIR = Path(__file__).with_name("profiles")
 EVEN_MONEY_RULES = ("lose", "la-partage", "en-prison")
 """What an even-money bet does when zero wins: lose; lose half (La Partage); stay for one
@@ -76,14 +76,7 @@ class RouletteProfile:
 def list_profiles() -> dict[str, Path]:
     """Roulette profile name -> file: ``SHOE_PROFILE_PATH`` directories, then packaged ones
     (only files that say ``game = "roulette"`` in user directories)."""
-    found: dict[str, Path] = {}
-    user = [Path(p) for p in os.environ.get(PROFILE_PATH_ENV, "").split(os.pathsep) if p]
-    for directory in [*user, PACKAGED_DIR]:
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                if directory == PACKAGED_DIR or _says_roulette(path):
-                    found.setdefault(path.stem, path)
-    return dict(sorted(found.items()))
+    return profile_files(PACKAGED_DIR, _says_roulette)
 
 
 def _says_roulette(path: Path) -> bool:
@@ -96,7 +89,7 @@ def _says_roulette(path: Path) -> bool:
 def load_profile(name_or_path: str | os.PathLike[str]) -> RouletteProfile:
     """Load and validate a roulette profile by name or file path."""
     text = os.fspath(name_or_path)
-    if text.endswith(".toml") or "/" in text or os.sep in text:
+    if looks_like_path(text):
         path = Path(text)
         if not path.is_file():
             raise ProfileError([f"{path}: profile file not found"])
@@ -106,11 +99,7 @@ def load_profile(name_or_path: str | os.PathLike[str]) -> RouletteProfile:
             known = ", ".join(profiles) or "none"
             raise ProfileError([f"{text}: no such roulette profile (known: {known})"])
         path = profiles[text]
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProfileError([f"{path}: cannot read profile: {exc.strerror or exc}"]) from exc
-    return profile_from_toml(raw, path)
+    return profile_from_toml(read_profile_text(path), path)
 
 
 def profile_from_toml(text: str | bytes, origin: Path | str = "<profile>") -> RouletteProfile:
