@@ -757,7 +757,7 @@ class Link:
             return
         # The peer saw damage: if it was our acknowledgement, it waits for it. Send it again,
         # at once: the peer is waiting, and nothing else may come for it to ride on.
-        self._ack_soon()
+        self._ack_pending = True
         self._ack_due = self._now
         if self._rx_early:
             # We hold frames behind a gap, so our own Nak is still owed an answer: the damage
