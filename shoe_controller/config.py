@@ -109,6 +109,10 @@ class RunConfig:
     mqtt_key_file: Path | None = None
     pit: str | None = None
     """The pit (a group of tables on the floor) named in the table's MQTT state."""
+    wheel: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """A roulette table's ``[wheel]`` section (:mod:`shoe_controller.wheel_table.settings`)."""
+    games: int | None = None
+    """A wheel table stops after this many finished games (``shoe run --games``)."""
 
     def metrics_address(self) -> tuple[str, int] | None:
         """(host, port) of :attr:`metrics`, or None."""
@@ -402,12 +406,19 @@ def _number(minimum: float, *, inclusive: bool) -> Callable[[Any], float]:
     return check
 
 
-def _shoes(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _Invalid(f": must be a whole number of shoes, got {_show(value)}")
-    if value < 1:
-        raise _Invalid(f": must be at least 1 (leave it out to run until stopped), got {value}")
-    return int(value)
+def _count(unit: str) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Invalid(f": must be a whole number of {unit}, got {_show(value)}")
+        if value < 1:
+            raise _Invalid(f": must be at least 1 (leave it out to run until stopped), got "
+                           f"{value}")
+        return int(value)
+
+    return check
+
+
+_shoes = _count("shoes")
 
 
 def _bool(value: Any) -> bool:
@@ -526,6 +537,15 @@ def _supervisors(value: Any) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
 
 
+def _wheel(value: Any) -> Mapping[str, Any]:
+    from shoe_controller.wheel_table.settings import wheel_problems
+
+    problems = wheel_problems(value)
+    if problems:
+        raise _Invalid(*problems)
+    return MappingProxyType(dict(value))
+
+
 def _label(key: Any) -> str:
     """A key as written, or quoted if it would not show as itself on one line."""
     plain = isinstance(key, str) and key != "" and key.isprintable() and key.strip() == key
@@ -579,6 +599,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "mqtt_cert_file": _path,
     "mqtt_key_file": _path,
     "pit": _text,
+    "wheel": lambda value: _wheel(value),
+    "games": _count("games"),
 }
 _MQTT_FILES = ("mqtt_password_file", "mqtt_ca_file", "mqtt_cert_file", "mqtt_key_file")
 

@@ -49,7 +49,13 @@ from wheel_protocol.messages import (
     WinningNumberLine,
     encode_line,
 )
-from wheel_protocol.parser import MAX_LINE, CommandParser, LineSplitter, WheelParser
+from wheel_protocol.parser import (
+    MAX_LINE,
+    CommandParser,
+    LineSplitter,
+    WheelParser,
+    parse_wheel_bytes,
+)
 from wheel_protocol.tracker import GameTracker, Phase, TrackerConfig, TrackerStateError
 
 __all__ = [
@@ -60,5 +66,5 @@ __all__ = [
     "RoundOpened", "SelfTest", "SelfTestResult", "SendCommand", "SetMode", "SetParameter",
     "StartGame", "Status", "StatusPoll", "TrackerConfig", "TrackerOutput", "TrackerStateError",
     "Unparsed", "VoidReason", "WarningFlag", "WheelFault", "WheelMessage", "WheelParser",
-    "WheelState", "WheelStatusChanged", "WinningNumberLine", "encode_line",
+    "WheelState", "WheelStatusChanged", "WinningNumberLine", "encode_line", "parse_wheel_bytes",
 ]

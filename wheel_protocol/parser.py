@@ -162,6 +162,12 @@ class CommandParser(_Parser[Command]):
         super().__init__(parse_command_line, max_line)
 
 
+def parse_wheel_bytes(line: bytes) -> WheelMessage | Unparsed:
+    """One complete line from the wheel (no line end), read as :class:`WheelParser` reads
+    it: a journal keeps the lines as received and reads them again with this."""
+    return _parse(line, parse_wheel_line)
+
+
 def parse_wheel_line(text: str) -> WheelMessage | str:
     """One line from the wheel (printable ASCII, no line end): a message, or why not."""
     if text.startswith("*X"):

@@ -208,6 +208,12 @@ class GameTracker:
             self._next_poll = now + cfg.poll_interval
         return out
 
+    def resume(self, now: float) -> None:
+        """The host (re)opened the line to the wheel: silence is counted from ``now``, not
+        from the last line heard before (the host was away, not the wheel)."""
+        self._heard_at = now
+        self._silence_reported = False
+
     def next_deadline(self) -> float | None:
         """When :meth:`poll` next has something to do (None: only on input)."""
         cfg = self.config

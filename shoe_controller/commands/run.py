@@ -24,6 +24,7 @@ from shoe_controller.config import (
     load_run_config,
 )
 from shoe_controller.display.console import Console
+from shoe_controller.errors import ConfigError
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import add_http_options, http_from_args
 
@@ -44,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "(default: 15)")
     parser.add_argument("--shoes", type=int, metavar="N",
                         help="exit after N finished shoes (default: run until stopped)")
+    parser.add_argument("--games", type=int, metavar="N",
+                        help="roulette: exit after N finished games (default: run until "
+                        "stopped)")
     parser.add_argument("--log-json", action="store_true", default=None,
                         help="logs as one JSON object a line on stderr")
     parser.add_argument("--log-level", choices=LOG_LEVELS,
@@ -94,12 +98,22 @@ def run(args: argparse.Namespace) -> int:
         "table_token": args.table_token, "table_key_file": args.table_key_file,
         "table_down_policy": args.table_down_policy,
         "journal_key_file": args.journal_key_file, "metrics": args.metrics,
-        "mqtt": args.mqtt, "mqtt_prefix": args.mqtt_prefix,
+        "mqtt": args.mqtt, "mqtt_prefix": args.mqtt_prefix, "games": args.games,
     })
     setup_logging(config.log_json, config.log_level)
     http = http_from_args(args)  # an unsafe --http stops here, before the journal is opened
     if (warning := durability_warning(config)) is not None:
         log.warning(warning, extra={"durability": config.durability})
+    from shoe_controller.games.registry import profile_game
+
+    if profile_game(config.profile) == "roulette":  # a wheel table, not a card table
+        from shoe_controller.commands.run_wheel import run_wheel
+
+        return run_wheel(args, config, http)
+    if config.games is not None or config.wheel:
+        given = "--games" if config.games is not None else "[wheel]"
+        raise ConfigError(f"{given}: only for a roulette table (a roulette profile); "
+                          f"{config.profile} is a card table's")
     from shoe_controller.table.runtime import check_services, running_table, services
 
     extras_options = {"http": http, "camera": args.camera, "deck": args.deck,

@@ -1,8 +1,9 @@
 """Which game a table profile plays, and building that game for the table.
 
 A profile names its game with ``game = "..."`` (absent: baccarat, as profiles written before
-other games were). Baccarat and blackjack play on the card table; a profile for any other game
-is refused here with its name.
+other games were). Baccarat and blackjack play on the card table (:func:`game_from_toml`);
+roulette plays on the wheel table (:mod:`shoe_controller.wheel_table`); a profile for any other
+game is refused with its name.
 """
 
 from __future__ import annotations
@@ -37,10 +38,15 @@ def read_profile(name_or_path: str | os.PathLike[str]) -> ProfileSource:
         read_profile_text,
     )
     from shoe_controller.games.blackjack import profile as blackjack
+    from shoe_controller.games.roulette import profile as roulette
 
-    path = blackjack.find_profile(name_or_path) or find_profile(name_or_path)
+    path = (blackjack.find_profile(name_or_path) or roulette.find_profile(name_or_path)
+            or find_profile(name_or_path))
     text = read_profile_text(path)
-    game_from_toml(text, str(path))  # validated as the game it names
+    if game_named(text, str(path)) == "roulette":
+        roulette.profile_from_toml(text, path)  # validated as the game it names
+    else:
+        game_from_toml(text, str(path))
     return ProfileSource(os.fspath(name_or_path), str(path), text)
 
 
@@ -63,9 +69,18 @@ def game_from_toml(text: str, origin: str = "<journalled profile>") -> Game:
 
         return BlackjackTableGame(blackjack.profile_from_toml(text, Path(origin)))
     if game != "baccarat":
-        refusal = f"{origin}: game {game!r} does not play on a card table (baccarat, blackjack)"
+        refusal = (f"{origin}: game {game!r} does not play on a card table (baccarat, "
+                   "blackjack)" + (": a roulette profile runs a wheel table" if game == "roulette"
+                                  else ""))
         raise baccarat.ProfileError([refusal])
     return cast(Game, BaccaratTableGame(baccarat.profile_from_toml(text, origin)))
+
+
+def profile_game(name_or_path: str | os.PathLike[str]) -> str:
+    """The game a profile (by name or path) plays; raises ``ProfileError`` as
+    :func:`read_profile` does."""
+    source = read_profile(name_or_path)
+    return game_named(source.text, source.origin)
 
 
 def game_named(text: str, origin: str) -> str:

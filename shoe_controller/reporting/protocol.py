@@ -72,9 +72,13 @@ EVENT_TYPES = (
     "irregularity", "irregularity_cleared", "device_health",
     # blackjack tables only (README "Blackjack"):
     "decision_due", "decision_made", "insurance_closed", "dealer_check",
+    # roulette tables only (docs/table-protocol/README.md "Roulette"):
+    "winning_number",
 )
 #: The event types only a blackjack table reports.
 BLACKJACK_EVENT_TYPES = ("decision_due", "decision_made", "insurance_closed", "dealer_check")
+#: The event types only a roulette (wheel) table reports.
+ROULETTE_EVENT_TYPES = ("winning_number",)
 #: Table system -> controller commands (sequenced per session, applied by the table);
 #: ``decision`` and ``insurance`` at blackjack tables only.
 COMMAND_TYPES = ("open_betting", "close_betting", "void_round", "decision", "insurance")

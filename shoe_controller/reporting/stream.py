@@ -62,7 +62,12 @@ _SIMPLE = {
     "decision": "decision_made",
     "insurance": "insurance_closed",
     "dealer_check": "dealer_check",
+    # roulette (a wheel table)
+    "winning_number": "winning_number",
 }
+#: A wheel table's events about the wheel itself, reported as ``device_health`` of the
+#: component ``wheel``: the line up or down, a warning that latches nothing, a self-test.
+_WHEEL_HEALTH = ("wheel_health", "wheel_warning", "wheel_self_test")
 _CONTROL_KEYS = ("type", "hold", "reveal")
 
 
@@ -213,6 +218,8 @@ class EventStream:
             return "device_health", {"component": "shoe_lid",
                                      "status": "open" if event["event"] == "lid_opened"
                                      else "closed", "reason": ""}
+        if kind in _WHEEL_HEALTH:
+            return "device_health", _wheel_health(event)
         if kind in _SIMPLE:
             return _SIMPLE[kind], data
         return None  # _SKIPPED, or a game's own event the protocol does not carry
@@ -303,6 +310,19 @@ class EventStream:
             return None
         index = max(0, self.acked + 1 - self._messages[0].seq)
         return self._messages[index].at if index < len(self._messages) else None
+
+
+def _wheel_health(event: Mapping[str, Any]) -> dict[str, Any]:
+    kind = event["type"]
+    if kind == "wheel_health":
+        return {"component": "wheel", "status": event["status"], "reason": event["reason"]}
+    if kind == "wheel_warning":
+        return {"component": "wheel", "status": "warning", "reason":
+                f"{event['prompt']}: {event['detail']}", "kind": event["kind"],
+                "round": event.get("round")}
+    code = str(event["code"])
+    return {"component": "wheel", "status": "self_test_passed" if not code.strip("0 ")
+            else "self_test_failed", "reason": f"*F {code}"}
 
 
 def _keys(value: Any) -> list[str]:

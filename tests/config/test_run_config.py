@@ -231,7 +231,8 @@ def test_the_example_in_the_docs_is_valid(tmp_path: Path) -> None:
     assert check_pin(config.supervisors["alice"], "258046")
     assert check_pin(config.supervisors["bob"], "147036")
     documented = {line.split("`")[1] for line in doc.splitlines() if line.startswith("| `")}
-    assert documented == set(RunConfig.__dataclass_fields__) - {"supervisors"} | {"[supervisors]"}
+    tables = {"supervisors", "wheel"}
+    assert documented == set(RunConfig.__dataclass_fields__) - tables | {f"[{t}]" for t in tables}
 
 
 def test_hash_pin_command(

@@ -86,6 +86,16 @@ def _says_roulette(path: Path) -> bool:
         return False
 
 
+def find_profile(name_or_path: str | os.PathLike[str]) -> Path | None:
+    """The file of a roulette profile given by name or path, or ``None`` if it is not one
+    (a missing file, another game's profile): the caller then tries the other games."""
+    text = os.fspath(name_or_path)
+    if looks_like_path(text):
+        path = Path(text)
+        return path if path.is_file() and _says_roulette(path) else None
+    return list_profiles().get(text)
+
+
 def load_profile(name_or_path: str | os.PathLike[str]) -> RouletteProfile:
     """Load and validate a roulette profile by name or file path."""
     text = os.fspath(name_or_path)

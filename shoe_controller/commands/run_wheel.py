@@ -1,0 +1,68 @@
+"""``shoe run`` with a roulette profile: the wheel table on the dealer PC.
+
+Opens the wheel's serial line at ``--device`` (any pyserial URL; the wheel may be switched on
+later: the dealer sees "wheel not connected" until it speaks), replays the journal, then
+follows every game. Stops on SIGINT/SIGTERM, or after ``--games N`` finished games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from shoe_controller.config import RunConfig
+from shoe_controller.errors import ConfigError
+from shoe_controller.wheel_table.console import WheelConsole
+from shoe_controller.wheel_table.runtime import (
+    CARD_TABLE_ONLY,
+    running_wheel_table,
+    wheel_services,
+)
+
+log = logging.getLogger("shoe_controller.run")
+
+
+def run_wheel(args: argparse.Namespace, config: RunConfig, http: Any) -> int:
+    given = [f"--{name.replace('_', '-')}" for name in CARD_TABLE_ONLY
+             if getattr(args, name, None) or getattr(config, name, None)]
+    if config.shoes is not None:
+        given.append("--shoes (use --games N)")
+    if given:
+        raise ConfigError(f"{', '.join(given)}: not for a wheel table ({config.profile} is a "
+                          "roulette profile)")
+    from shoe_controller.table.runtime import check_services
+
+    check_services(http=http)  # before the journal is touched
+    stop = threading.Event()
+    stopped_by: list[str] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        stop.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, on_signal)
+    with running_wheel_table(config, begin_session=False) as controller, wheel_services(
+        controller, http=http, console=sys.stdin if args.console else None,
+    ) as extras:
+        console = None
+        if not args.quiet:
+            console = WheelConsole()
+            controller.listeners.append(console)
+        controller.begin_session()
+        log.info("wheel table running", extra={"device": config.device,
+                                                "profile": config.profile,
+                                                "journal": str(config.journal)})
+        reason = "error"
+        try:
+            controller.run(extras.should_stop(stop.is_set), games=config.games)
+            reason = stopped_by[0] if stopped_by else f"{config.games} game(s) finished"
+        finally:
+            log.info("table stopped (%s)", reason, extra={"reason": reason})
+        if console is not None:
+            print(console.summary(controller.table), flush=True)
+    return 0
