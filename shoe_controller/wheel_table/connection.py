@@ -9,12 +9,13 @@ is kept and re-raised to the owner by :meth:`WheelConnection.check`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import serial
 
@@ -55,7 +56,7 @@ class WheelConnection:
         self.reconnects = 0
 
     # ------------------------------------------------------------------ owner's side
-    def __enter__(self) -> WheelConnection:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -70,10 +71,8 @@ class WheelConnection:
         self._closed.set()
         port = self._port
         if port is not None:
-            try:
+            with contextlib.suppress(Exception):  # a broken port: nothing more to do
                 port.close()  # wakes a read in progress
-            except Exception:  # noqa: BLE001 - closing a broken port: nothing more to do
-                pass
         if self._thread is not None:
             self._thread.join(timeout=5)
 
@@ -119,10 +118,8 @@ class WheelConnection:
                 reason = self._read(port)
                 with self._write_lock:
                     self._port = None
-                try:
+                with contextlib.suppress(Exception):  # the line is gone either way
                     port.close()
-                except Exception:  # noqa: BLE001 - the line is gone either way
-                    pass
                 if not self._closed.is_set():
                     self._received.put(LineDown(reason))
                     self.reconnects += 1

@@ -76,6 +76,7 @@ class WheelController:
         reporter: Reporter | None = None,
         down_policy: str = "keep-dealing",
         profile_toml: str = "",
+        result_seconds: float = RESULT_SECONDS,
     ) -> None:
         from shoe_controller.access import AccessGuard
 
@@ -85,6 +86,7 @@ class WheelController:
         self.profile_toml = profile_toml
         self.connection = connection
         self.betting_seconds = betting_seconds
+        self.result_seconds = result_seconds
         self.supervisors = dict(supervisors or {})
         self.access = AccessGuard(self.supervisors, clock=time.monotonic)
         self.clock = clock
@@ -224,7 +226,7 @@ class WheelController:
                 self._apply(BettingCommand("close", "timer"))
         elif table.link_up and table.waiting_for_round:
             if self._next_open_at is None:
-                self._next_open_at = now + (RESULT_SECONDS if table.last_result else 0.0)
+                self._next_open_at = now + (self.result_seconds if table.last_result else 0.0)
             if now >= self._next_open_at:
                 self._next_open_at = None
                 self._apply(BettingCommand("open", "timer"))

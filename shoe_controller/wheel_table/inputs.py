@@ -31,8 +31,16 @@ from shoe_controller.table.inputs import (
 )
 from shoe_controller.table.inputs import input_from_record as table_input_from_record
 
-__all__ = ["BettingCommand", "LinkChanged", "SessionStarted", "SupervisorAction", "WheelLine",
-           "WheelTick", "WHEEL_INPUT_KINDS", "wheel_input_from_record"]
+__all__ = [
+    "WHEEL_INPUT_KINDS",
+    "BettingCommand",
+    "LinkChanged",
+    "SessionStarted",
+    "SupervisorAction",
+    "WheelLine",
+    "WheelTick",
+    "wheel_input_from_record",
+]
 
 #: Supervisor actions at a wheel table: clear latched irregularities, void the game in
 #: progress (with a reason), start a new bias-monitoring period (the wheel was serviced).
@@ -75,7 +83,7 @@ def wheel_input_from_record(kind: str, data: Mapping[str, Any]) -> TableInput:
     known = {f.name for f in fields(cls)}
     unknown = set(data) - known
     if unknown:
-        raise ValueError(f"journal record kind {kind!r} has unknown field {sorted(unknown)[0]!r}")
+        raise ValueError(f"journal record kind {kind!r} has unknown field {min(unknown)!r}")
     if not all(isinstance(value, str) for value in data.values()):
         raise ValueError(f"journal record kind {kind!r}: fields must be text")
     return cls(**data)

@@ -171,7 +171,7 @@ class WheelTable:
             self.profile_sha256 = item.profile_sha256
             self.tracker.resume(at)  # the controller was away, not the wheel
         else:
-            raise ValueError(f"a wheel table takes no {type(item).__name__} input")
+            raise TypeError(f"a wheel table takes no {type(item).__name__} input")
         return Outcome(self._events, self._commands)
 
     def _link(self, item: LinkChanged, at: float) -> None:
