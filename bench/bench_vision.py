@@ -4,12 +4,20 @@ Each deck is enrolled from 5 rendered frames per card (all 52 cards) and tested 
 frames of the same deck. Prints per deck: accuracy, precision of accepted reads, decline
 rate, time per frame p50/p95 on one core, beside the targets (99.5 %, 99.9 %, 20 ms).
 Usage: .venv/bin/python bench/bench_vision.py [--test-frames N] [--seed S] [DECK ...]
+
+With ``--simulate CONDITION`` (or ``all``) it measures instead the realistic simulated camera
+against the real photographs it mirrors (``../shared/real-cards``): per camera condition,
+the same recogniser enrolled the same way on a simulated set laid out like the real set and
+on the real set, their accuracy, precision and decline rate side by side, the difference in
+points and whether it is within a few (3) points; then the frames' statistics per session.
+Usage: .venv/bin/python bench/bench_vision.py --simulate all [--seed S] [--real DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from pathlib import Path
 
 import cv2
@@ -51,8 +59,16 @@ def main() -> None:
     parser.add_argument("--test-frames", type=int, default=8, help="test frames per card")
     parser.add_argument("--seed", type=int, default=2024,
                         help="draws the frames (2024: the figures in docs/vision.md)")
+    parser.add_argument("--simulate", metavar="CONDITION", action="append",
+                        help="compare the realistic camera with real photos: a condition "
+                        "(in_shoe_corner, low_res_slot, overhead_felt) or 'all'; repeatable")
+    parser.add_argument("--real", type=Path, default=REAL_CARDS,
+                        help="the real photographs (default: ../shared/real-cards)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
+    if args.simulate:
+        simulate(args.simulate, args.seed, args.real)
+        return
     designs = find_designs()
     cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
     print(f"{'deck':26s} {'frames':>6s} {'accuracy':>9s} {'precision':>9s} {'declined':>8s} "
@@ -79,6 +95,59 @@ def main() -> None:
               f"{result.decline_rate:8.2%} {result.percentile_ms(50):7.1f} "
               f"{result.percentile_ms(95):7.1f}{flag}", flush=True)
     print(f"{meeting} of {len(args.decks)} decks meet all three targets")
+
+
+REAL_CARDS = Path(__file__).resolve().parents[1].parent / "shared" / "real-cards"
+
+
+def simulate(names: list[str], seed: int, real: Path) -> None:
+    from simulators.camera_compare import AGREEMENT, compare
+    from simulators.camera_realism import CONDITIONS, condition_named
+
+    conditions = (list(CONDITIONS.values()) if "all" in names
+                  else [condition_named(name) for name in names])
+    cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
+    print(f"seed {seed}; sim and real enrolled the same way (photos per card, seed, mode); "
+          f"agree: within {AGREEMENT:g} points")
+    print(f"{'condition':15s} {'real set':14s} {'figure':10s} {'sim':>8s} {'real':>8s} "
+          f"{'sim-real':>8s}  agree")
+    comparisons = []
+    for condition in conditions:
+        start = time.monotonic()
+        found = compare(condition, real / condition.real_set, seed, cache=cache)
+        comparisons.append(found)
+        for figure, sim, actual, difference, agree in found.rows():
+            print(f"{condition.name:15s} {condition.real_set:14s} {figure:10s} {sim:7.2f}% "
+                  f"{actual:7.2f}% {difference:+8.2f}  {'yes' if agree else 'NOT'}",
+                  flush=True)
+        sim, actual = found.sim.result, found.real.result
+        print(f"{'':15s} tested {sim.frames} sim / {actual.frames} real frames, "
+              f"{condition.enrol_per_card} per card enrolled, "
+              f"{'region whole' if condition.roi else 'card outline'}; no card found in "
+              f"{len(found.sim.skipped)} sim / {len(found.real.skipped)} real enrolment "
+              f"frames; {time.monotonic() - start:.0f} s")
+        for name in sorted(set(sim.sessions) | set(actual.sessions)):
+            s_fig, r_fig = sim.sessions.get(name), actual.sessions.get(name)
+            print(f"{'':15s} session {name:5s} accuracy sim "
+                  + (f"{s_fig.accuracy:7.2%}" if s_fig else "      -")
+                  + " real " + (f"{r_fig.accuracy:7.2%}" if r_fig else "      -"))
+        if sim.confusions or actual.confusions:
+            print(f"{'':15s} wrong reads sim {sum(sim.confusions.values())}, real "
+                  f"{sum(actual.confusions.values())}")
+    print()
+    print("frame statistics per session, p50 (p10-p90): sim | real; * sim p50 outside the "
+          "real p10-p90")
+    for found in comparisons:
+        for session, real_stats in found.real_stats.items():
+            sim_stats = found.sim_stats[session]
+            cells = []
+            for name, measured in real_stats.items():
+                simulated = sim_stats[name]
+                outside = not measured.p10 <= simulated.p50 <= measured.p90
+                cells.append(f"{name} {simulated.p50:.3g}{'*' if outside else ''} "
+                             f"({simulated.p10:.3g}-{simulated.p90:.3g}) | {measured.p50:.3g} "
+                             f"({measured.p10:.3g}-{measured.p90:.3g})")
+            print(f"{found.condition.name} {session}: " + "; ".join(cells))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,583 @@
+"""A realistic camera: card faces put into the scene a real camera sees, then degraded the way
+a real camera degrades light, with parameters grouped into named *camera conditions*.
+
+The renderer of :mod:`simulators.camera` gives clean frames (a flat light, a little blur and
+noise) on which the recogniser reads 99.5 % and more, while real photographs of the same kind
+of scene read far less (docs/vision.md). This module models what those frames lack, in the
+order light meets it:
+
+1. **scene** (``reflectance``, white paper = 1): the card face and what is round it, per
+   *view*: ``index_corner`` (a camera inside the shoe: the card's top-left corner under a
+   top plate, behind a vertical rod), ``slot`` (a low-resolution camera over a slot holding
+   the whole card, turned 90 degrees), ``overhead`` (a webcam over felt: any rotation and
+   place, hands touching the card, a card partly out of frame);
+2. **light**: an uneven illumination field (smooth random variation, a directional spot)
+   and lens vignetting (a radial fall-off), then the session's exposure (the grey level
+   white paper reaches) and white balance (the colour cast of white paper);
+3. **optics**: defocus (Gaussian) and, sometimes, motion blur (a line kernel);
+4. **sensor**: shot and read noise, clipping at full scale (an over-exposed paper saturates),
+   quantisation (8 bits, or the 5/6 bits of an RGB565 sensor);
+5. **compression**: JPEG at the camera's quality, then the set's own processing (a resize
+   and a second JPEG where the real photos had one).
+
+Each stage draws from a seeded :class:`numpy.random.Generator`, so a frame is a function of
+(face, seed, condition, session). :data:`CONDITIONS` names three conditions mirroring the
+cameras of the real sets in ``../shared/real-cards``; how each parameter was chosen (a
+statistic measured on the real photos with :mod:`simulators.camera_stats`, or an assumption)
+is said beside it and in docs/vision.md. No parameter was chosen from the recogniser's figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from shoe_controller.cards import Card
+from simulators.camera import DeckDesign, render_deck
+
+Range = tuple[float, float]
+"""A parameter drawn uniformly between two values for each frame."""
+
+FACE_HEIGHT = 600
+"""Card faces are rendered this tall: the in-shoe view shows a card about 560 pixels tall."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """One capture session of a camera: its light and what the frames show."""
+
+    name: str
+    paper: Range
+    """Grey level white paper reaches (measured: the real session's ``highlight``, p10-p90)."""
+    cast: tuple[Range, Range]
+    """White paper's (blue / green, red / green) (measured: ``paper_cast``, p10-p90)."""
+    size: tuple[int, int] | None = None
+    """The capture size (width, height) when it is not the condition's."""
+    uneven: float = 0.1
+    """Amplitude of the smooth random variation of the light over the frame."""
+    flare: Range = (0.0, 0.05)
+    """Veiling glare: light scattered in the lens, a share of the frame's mean added to every
+    pixel (it lifts black ink towards grey: the contrast statistic)."""
+    defocus: Range = (0.5, 1.0)
+    """Gaussian blur sigma, in pixels of the capture."""
+    motion: float = 0.0
+    """Share of frames with motion blur."""
+    hand: float = 0.0
+    """Share of frames with a hand in view (overhead view)."""
+    partial: float = 0.0
+    """Share of frames with the card partly out of frame (overhead view)."""
+    card_size: Range = (0.7, 0.8)
+    """The card's long side as a share of the frame's height (overhead view)."""
+    bits: tuple[int, int, int] = (8, 8, 8)
+    """Bits per channel (blue, green, red) the sensor delivers."""
+    saturation: float = 1.0
+    """How much of a colour's difference from grey the sensor keeps (1: all; a cheap
+    sensor's overlapping colour filters keep less)."""
+    card_box: tuple[float, float, float, float] | None = None
+    """Where the card lies in the frame (slot view): x0, y0, x1, y1 as fractions."""
+
+
+@dataclass(frozen=True)
+class CameraCondition:
+    """A kind of camera: its view, sensor, optics and compression, and its sessions."""
+
+    name: str
+    description: str
+    real_set: str
+    """The folder of ``../shared/real-cards`` whose camera this mirrors."""
+    view: str  # "index_corner", "slot" or "overhead"
+    size: tuple[int, int]
+    sessions: dict[str, Session]
+    read_noise: Range
+    """Sensor read noise sigma in grey levels, before compression."""
+    shot_noise: float
+    """Shot noise: variance grows by this many grey levels per grey level of signal."""
+    vignetting: float
+    """Relative fall-off of the light at the frame's corners (cos^4-like, radial)."""
+    motion_length: Range = (4.0, 12.0)
+    """Length of a motion blur, in pixels of the capture."""
+    jpeg_quality: int | None = None
+    """JPEG quality of the camera's own compression (None: raw)."""
+    output_size: tuple[int, int] | None = None
+    """A resize after capture (the set's own processing), then ``output_jpeg``."""
+    output_jpeg: int | None = None
+    enrol_per_card: int = 5
+    """How the matching real set is measured: photos per card enrolled ..."""
+    roi: bool = True
+    """... and read in a region of interest (the whole frame), or by the card's outline."""
+    face_design: str = "anglo"
+    """The rendered deck standing in for the real deck (a standard index, like Bicycle)."""
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------ conditions
+# Measured on the real sets (python -m simulators.camera_stats would print them; the bench
+# prints them beside the simulation's): see docs/vision.md, "Simulated camera against real
+# photos", for the table and how each value was chosen.
+
+IN_SHOE_CORNER = CameraCondition(
+    name="in_shoe_corner",
+    description="fixed camera inside the shoe: the index corner only, behind a rod",
+    real_set="pp2021_feeder",
+    view="index_corner",
+    size=(224, 224),  # measured: every photo is 224 x 224
+    sessions={
+        # Two capture sessions (origin.csv's dates): February under pinkish light, September
+        # (a second diamonds session) bluish and less contrasted.
+        "feb": Session("feb", paper=(170, 185), cast=((1.08, 1.13), (1.07, 1.12)),
+                       uneven=0.08, defocus=(0.2, 0.5), flare=(0.25, 0.35)),
+        "sep": Session("sep", paper=(125, 140), cast=((1.09, 1.22), (0.94, 1.11)),
+                       uneven=0.12, defocus=(0.0, 0.35), flare=(0.6, 0.7)),
+    },
+    read_noise=(0.0, 0.6), shot_noise=0.01,  # assumed; checked: measured noise 0.28-0.40
+    vignetting=0.35,  # assumed (a small lens close up); checked: corner ratio
+    jpeg_quality=95,  # measured: every photo's quantisation table is IJG quality 95
+    enrol_per_card=5, roi=True,
+    extra={
+        # By eye and by the paper's bounding box on the real photos (p10-p90): the card's
+        # top-left corner, the top plate's edge, the rod.
+        "corner_x": (70.0, 100.0), "corner_y": (30.0, 78.0), "card_width": (350.0, 410.0),
+        "tilt": 2.0, "plate_edge": (18.0, 40.0), "rod_x": (196.0, 206.0), "rod_width": 26.0,
+        # Colours relative to the white paper in the same frames (medians, February).
+        "plate": (0.75, 0.84, 0.93), "wall": (0.57, 0.52, 0.57), "rod": (0.85, 0.82, 0.85),
+    },
+)
+
+LOW_RES_SLOT = CameraCondition(
+    name="low_res_slot",
+    description="very low-resolution fixed camera over a slot, three lighting sessions",
+    real_set="ece395_ov7670",
+    view="slot",
+    size=(128, 128),  # measured: sessions a and b 128 x 128, c 172 x 147
+    sessions={
+        "a": Session("a", paper=(135, 180), cast=((0.84, 1.02), (0.71, 0.83)),
+                     uneven=0.35, defocus=(0.5, 0.8), bits=(5, 5, 5), saturation=0.5,
+                     card_box=(0.07, 0.02, 0.97, 0.9)),
+        "b": Session("b", paper=(108, 125), cast=((0.98, 1.03), (0.60, 0.63)),
+                     uneven=0.35, defocus=(0.5, 0.8), bits=(5, 5, 5), saturation=0.5,
+                     card_box=(0.07, 0.02, 0.97, 0.9)),
+        "c": Session("c", paper=(140, 160), cast=((0.97, 1.05), (0.89, 0.95)),
+                     size=(172, 147), uneven=0.35, defocus=(0.4, 0.7), bits=(5, 5, 6),
+                     saturation=0.5, card_box=(0.0, -0.02, 0.93, 0.97)),
+    },
+    read_noise=(0.6, 1.4), shot_noise=0.02,  # assumed; checked: measured noise 1.2-3.0
+    vignetting=0.3,  # assumed (a tiny plastic lens)
+    jpeg_quality=None,  # measured: decoded raw frames saved as PNG; 5 or 6 bits a channel
+    enrol_per_card=2, roi=True,
+    extra={
+        # By eye: the card fills the frame turned 90 degrees, inside a dark slot.
+        "jitter": 0.015, "tilt": 1.0,
+        "slot": (0.02, 0.02, 0.025),
+    },
+)
+
+OVERHEAD_FELT = CameraCondition(
+    name="overhead_felt",
+    description="overhead webcam over dim green felt, hands and partial views",
+    real_set="cardai_hearts",
+    view="overhead",
+    size=(1280, 720),  # SOURCE.md: captured 1280 x 720 ...
+    sessions={
+        # s1: by eye on 40 frames, 13 with a hand, 10 partly out of frame, cards smaller;
+        # s2: 28 of 40 with a hand, 3 partly out of frame.
+        "s1": Session("s1", paper=(95, 185), cast=((0.98, 1.04), (1.0, 1.15)),
+                      uneven=0.15, defocus=(0.5, 1.6), motion=0.25, hand=0.33, partial=0.25,
+                      card_size=(0.45, 0.75)),
+        "s2": Session("s2", paper=(130, 200), cast=((0.92, 1.01), (0.92, 1.09)),
+                      uneven=0.15, defocus=(0.4, 1.0), motion=0.1, hand=0.7, partial=0.08,
+                      card_size=(0.65, 0.85)),
+    },
+    read_noise=(1.0, 2.5), shot_noise=0.03,  # assumed; checked: measured noise 0.19-0.43
+    vignetting=0.5,  # assumed (a wide webcam lens); checked: corner ratio
+    jpeg_quality=95,  # assumed: the capture script's cv2.imwrite default
+    output_size=(960, 540), output_jpeg=90,  # SOURCE.md: resized (area), saved at quality 90
+    enrol_per_card=5, roi=False,
+    extra={
+        # Measured: the felt's median colour over the set (BGR), relative to white paper at
+        # the set's median highlight (about 150).
+        "felt": (0.21, 0.33, 0.12), "spot_floor": 0.2,
+        # Assumed: light skin's reflectance (sRGB about 224, 172, 140).
+        "skin": (0.55, 0.67, 0.88),
+    },
+)
+
+CONDITIONS: dict[str, CameraCondition] = {
+    condition.name: condition for condition in (IN_SHOE_CORNER, LOW_RES_SLOT, OVERHEAD_FELT)}
+
+
+class ConditionError(ValueError):
+    pass
+
+
+def condition_named(name: str) -> CameraCondition:
+    try:
+        return CONDITIONS[name]
+    except KeyError:
+        raise ConditionError(f"unknown camera condition {name!r}: one of "
+                             f"{', '.join(CONDITIONS)}") from None
+
+
+def session_of_condition(condition: CameraCondition, name: str | None) -> Session:
+    if name is None:
+        return next(iter(condition.sessions.values()))
+    try:
+        return condition.sessions[name]
+    except KeyError:
+        raise ConditionError(f"camera condition {condition.name} has no session {name!r}: "
+                             f"{', '.join(condition.sessions)}") from None
+
+
+# ------------------------------------------------------------------------------ the pipeline
+
+def realistic_frame(face: np.ndarray, rng: np.random.Generator, condition: CameraCondition,
+                    session: Session | None = None) -> np.ndarray:
+    """One BGR frame of the BGRA card ``face`` as ``condition``'s camera delivers it (after
+    compression: what the recogniser reads)."""
+    session = session or next(iter(condition.sessions.values()))
+    width, height = session.size or condition.size
+    scene = SCENES[condition.view](face, rng, (width, height), condition, session)
+    light = illumination(rng, (width, height), session.uneven, condition.vignetting)
+    if condition.view == "overhead":
+        light *= _spot(rng, (width, height), float(condition.extra["spot_floor"]))
+    image = scene * light[:, :, None]
+    image = optics(image, rng, session, condition)
+    if session.saturation != 1.0:
+        grey = image.mean(axis=2, keepdims=True)
+        image = grey + session.saturation * (image - grey)
+    image = expose(image, rng, session)
+    image = image + rng.uniform(*session.flare) * image.mean(axis=(0, 1))
+    image = sensor(image, rng, condition, session)
+    return compress(image, condition)
+
+
+def illumination(rng: np.random.Generator, size: tuple[int, int], uneven: float,
+                 vignetting: float) -> np.ndarray:
+    """The light falling on each pixel, 1 on average at the frame's middle: smooth random
+    variation (a few blobs the size of a quarter of the frame) times a radial fall-off."""
+    width, height = size
+    coarse = rng.normal(0, 1, (6, 6)).astype(np.float32)
+    field = cv2.resize(coarse, (width, height), interpolation=cv2.INTER_CUBIC)
+    field /= max(float(np.abs(field).max()), 1e-6)
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    radius2 = ((x - width / 2) ** 2 + (y - height / 2) ** 2) / ((width / 2) ** 2 + (height / 2) ** 2)
+    falloff = 1 - vignetting * radius2 ** 1.5  # about cos^4 of a moderate field of view
+    return np.clip((1 + uneven * field) * falloff, 0.05, None)
+
+
+def _spot(rng: np.random.Generator, size: tuple[int, int], floor: float) -> np.ndarray:
+    """Dim directional light: a broad spot somewhere near the middle over an ambient floor."""
+    width, height = size
+    cx, cy = rng.uniform(0.3, 0.7) * width, rng.uniform(0.3, 0.7) * height
+    sigma = rng.uniform(0.25, 0.6) * width
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    spot = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * sigma ** 2))
+    return (floor + (1 - floor) * spot) / 1.0
+
+
+def optics(image: np.ndarray, rng: np.random.Generator, session: Session,
+           condition: CameraCondition) -> np.ndarray:
+    """Defocus, then (for a share of the frames) motion blur along a random direction."""
+    sigma = rng.uniform(*session.defocus)
+    if sigma > 0.2:
+        image = cv2.GaussianBlur(image, (0, 0), sigma)
+    if rng.random() < session.motion:
+        length = rng.uniform(*condition.motion_length)
+        angle = rng.uniform(0, np.pi)
+        size = int(np.ceil(length)) | 1
+        kernel = np.zeros((size, size), np.float32)
+        centre = size // 2
+        dx, dy = np.cos(angle) * length / 2, np.sin(angle) * length / 2
+        cv2.line(kernel, (round(centre - dx), round(centre - dy)),
+                 (round(centre + dx), round(centre + dy)), 1.0, 1, cv2.LINE_AA)
+        image = cv2.filter2D(image, -1, kernel / kernel.sum())
+    return image
+
+
+def expose(image: np.ndarray, rng: np.random.Generator, session: Session) -> np.ndarray:
+    """Auto-exposure and white balance: white paper (reflectance 1, light 1) reaches the
+    session's paper level in green and its measured cast in blue and red."""
+    level = rng.uniform(*session.paper)
+    blue, red = rng.uniform(*session.cast[0]), rng.uniform(*session.cast[1])
+    return image * (np.array([blue, 1.0, red], np.float32) * level)
+
+
+def sensor(image: np.ndarray, rng: np.random.Generator, condition: CameraCondition,
+           session: Session) -> np.ndarray:
+    """Shot and read noise, clipping at full scale, quantisation to the sensor's bits."""
+    read = rng.uniform(*condition.read_noise)
+    sigma = np.sqrt(read ** 2 + condition.shot_noise * np.clip(image, 0, None))
+    image = np.clip(image + rng.normal(0, 1, image.shape).astype(np.float32) * sigma, 0, 255)
+    for channel, bits in enumerate(session.bits):
+        if bits < 8:
+            step = 255 / (2 ** bits - 1)
+            image[:, :, channel] = np.round(image[:, :, channel] / step) * step
+    return np.round(image).astype(np.uint8)
+
+
+def compress(image: np.ndarray, condition: CameraCondition) -> np.ndarray:
+    if condition.jpeg_quality is not None:
+        image = _jpeg(image, condition.jpeg_quality)
+    if condition.output_size is not None:
+        image = cv2.resize(image, condition.output_size, interpolation=cv2.INTER_AREA)
+        if condition.output_jpeg is not None:
+            image = _jpeg(image, condition.output_jpeg)
+    return image
+
+
+def _jpeg(image: np.ndarray, quality: int) -> np.ndarray:
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:
+        raise RuntimeError("OpenCV could not encode a JPEG")
+    return cv2.imdecode(data, cv2.IMREAD_COLOR)
+
+
+# ------------------------------------------------------------------------------ scenes
+
+def _face_reflectance(face: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A BGRA face as reflectance (white paper 1) and its alpha (0-1)."""
+    return face[:, :, :3].astype(np.float32) / 255, face[:, :, 3].astype(np.float32) / 255
+
+
+def _place(target: np.ndarray, face: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Composite ``face`` (BGRA) onto the reflectance image ``target`` through a 3x3
+    perspective ``matrix``; returns the card's coverage (alpha) in the frame."""
+    height, width = target.shape[:2]
+    colour, alpha = _face_reflectance(face)
+    warped = cv2.warpPerspective(np.dstack([colour * alpha[:, :, None], alpha]), matrix,
+                                 (width, height), flags=cv2.INTER_AREA
+                                 if matrix[0, 0] ** 2 + matrix[1, 0] ** 2 < 1 else
+                                 cv2.INTER_LINEAR, borderValue=(0, 0, 0, 0))
+    coverage = warped[:, :, 3]
+    target *= (1 - coverage)[:, :, None]
+    target += warped[:, :, :3]
+    return coverage
+
+
+def _index_corner_scene(face, rng, size, condition, session) -> np.ndarray:
+    """The view from inside a shoe: the wall behind, the card's top-left corner, the top
+    plate over the card's top edge, a vertical rod in front of the card's right part."""
+    width, height = size
+    extra = condition.extra
+    scene = np.empty((height, width, 3), np.float32)
+    scene[:] = extra["wall"]
+    scene *= np.linspace(0.9, 1.05, height, dtype=np.float32)[:, None, None]
+    fw = face.shape[1]
+    scale = rng.uniform(*extra["card_width"]) / fw
+    angle = np.deg2rad(rng.uniform(-extra["tilt"], extra["tilt"]))
+    x0, y0 = rng.uniform(*extra["corner_x"]), rng.uniform(*extra["corner_y"])
+    rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    matrix = np.eye(3)
+    matrix[:2, :2] = rotation * scale
+    matrix[:2, 2] = (x0, y0)
+    coverage = _place(scene, face, matrix)
+    # The card's own shadow on the wall to its left, where the light comes over it.
+    shadow = np.roll(cv2.GaussianBlur(coverage, (0, 0), 3), -3, axis=1)
+    scene *= (1 - 0.25 * np.clip(shadow - coverage, 0, 1))[:, :, None]
+    # The top plate, its edge a little wavy, shading the card just under it.
+    edge = rng.uniform(*extra["plate_edge"]) + 3 * np.sin(
+        np.linspace(0, rng.uniform(2, 6), width) + rng.uniform(0, 6))
+    rows = np.arange(height, dtype=np.float32)[:, None]
+    plate = rows < edge[None, :]
+    below = np.clip((rows - edge[None, :]) / 10, 0, 1)
+    scene *= (0.7 + 0.3 * below)[:, :, None]
+    scene[plate] = np.asarray(extra["plate"], np.float32)
+    # The rod: a metal cylinder, lit from the front (bright middle, dark sides), a wider
+    # collar at its foot.
+    centre = rng.uniform(*extra["rod_x"])
+    half = float(extra["rod_width"]) / 2
+    columns = np.arange(width, dtype=np.float32)
+    for top, widen in ((0.0, 1.0), (0.82 * height, 1.6)):
+        across = (columns - centre) / (half * widen)
+        inside = np.abs(across) < 1
+        shade = 0.55 + 0.5 * np.sqrt(np.clip(1 - across ** 2, 0, 1))
+        rod = np.asarray(extra["rod"], np.float32)[None, :] * shade[inside][:, None]
+        scene[int(top):, inside] = np.minimum(rod, 1.2)[None, :, :]
+    return scene
+
+
+def _slot_scene(face, rng, size, condition, session) -> np.ndarray:
+    """The whole card turned 90 degrees in a dark slot that it nearly fills."""
+    width, height = size
+    extra = condition.extra
+    scene = np.empty((height, width, 3), np.float32)
+    scene[:] = extra["slot"]
+    turned = cv2.rotate(face, cv2.ROTATE_90_CLOCKWISE)
+    th, tw = turned.shape[:2]
+    jitter = float(extra["jitter"])
+    left, top, right, bottom = (value + rng.uniform(-jitter, jitter)
+                                for value in session.card_box or (0.05, 0.05, 0.95, 0.95))
+    corners = np.float32([[0, 0], [tw, 0], [tw, th], [0, th]])
+    box = np.float32([[left * width, top * height], [right * width, top * height],
+                      [right * width, bottom * height], [left * width, bottom * height]])
+    angle = np.deg2rad(rng.uniform(-extra["tilt"], extra["tilt"]))
+    middle = box.mean(axis=0)
+    rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    box = ((box - middle) @ rotation.T + middle).astype(np.float32)
+    _place(scene, turned, cv2.getPerspectiveTransform(corners, box))
+    return scene
+
+
+def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
+    """Felt seen from above, the card anywhere at any angle (sometimes partly out of the
+    frame), sometimes a hand touching it."""
+    width, height = size
+    extra = condition.extra
+    scene = np.empty((height, width, 3), np.float32)
+    scene[:] = extra["felt"]
+    texture = cv2.GaussianBlur(rng.normal(0, 0.04, (height, width)).astype(np.float32),
+                               (0, 0), 1.2)
+    scene *= (1 + texture)[:, :, None]
+    fh, fw = face.shape[:2]
+    scale = rng.uniform(*session.card_size) * height / fh
+    angle = rng.uniform(-np.pi, np.pi)
+    corners = np.float32([[0, 0], [fw, 0], [fw, fh], [0, fh]])
+    centred = (corners - [fw / 2, fh / 2]) * scale
+    centred += rng.uniform(-0.03, 0.03, (4, 2)) * [fw * scale, fh * scale]
+    rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    placed = centred @ rotation.T
+    low, high = placed.min(axis=0), placed.max(axis=0)
+    if rng.random() < session.partial:
+        # Push the card over one edge until 15-45 % of its extent leaves the frame.
+        side = rng.integers(4)
+        out = rng.uniform(0.15, 0.45)
+        centre = np.array([rng.uniform(-low[0], width - high[0]) if side > 1 else 0.0,
+                           rng.uniform(-low[1], height - high[1]) if side < 2 else 0.0])
+        span = high - low
+        if side == 0:
+            centre[0] = -low[0] - out * span[0]
+        elif side == 1:
+            centre[0] = width - high[0] + out * span[0]
+        elif side == 2:
+            centre[1] = -low[1] - out * span[1]
+        else:
+            centre[1] = height - high[1] + out * span[1]
+    else:
+        centre = np.array([rng.uniform(-low[0] + 4, max(width - high[0] - 4, -low[0] + 5)),
+                           rng.uniform(-low[1] + 4, max(height - high[1] - 4, -low[1] + 5))])
+    placed = (placed + centre).astype(np.float32)
+    matrix = cv2.getPerspectiveTransform(corners, placed)
+    coverage = _place_with_shadow(scene, face, matrix)
+    if rng.random() < session.hand:
+        _hand(scene, rng, placed, np.asarray(extra["skin"], np.float32), coverage)
+    return scene
+
+
+def _place_with_shadow(scene: np.ndarray, face: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    footprint = cv2.warpPerspective(face[:, :, 3].astype(np.float32) / 255, matrix,
+                                    scene.shape[1::-1])
+    shadow = np.roll(cv2.GaussianBlur(footprint, (0, 0), 6), (6, 6), axis=(0, 1))
+    scene *= (1 - 0.4 * shadow)[:, :, None]
+    return _place(scene, face, matrix)
+
+
+def _hand(scene: np.ndarray, rng: np.random.Generator, card: np.ndarray, skin: np.ndarray,
+          coverage: np.ndarray) -> None:
+    """A hand coming in from the frame's edge nearest the card, one to four fingers reaching
+    onto the card's edge or just short of it, and the hand's soft shadow."""
+    height, width = scene.shape[:2]
+    centre = card.mean(axis=0)
+    card_len = float(np.linalg.norm(card[0] - card[3]))
+    # From the nearest frame edge, along the line from there to the card's centre.
+    distances = [centre[0], width - centre[0], centre[1], height - centre[1]]
+    side = int(np.argmin(np.asarray(distances) + rng.uniform(0, 0.5 * min(width, height), 4)))
+    direction = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]][side], np.float32)
+    direction = direction + rng.normal(0, 0.3, 2)
+    direction /= np.linalg.norm(direction)
+    # The fingertips reach the card's edge zone: up to 20 % of the card in, or a little short.
+    reach = rng.uniform(-0.1, 0.25) * card_len
+    # The card's extent along the direction, from its centre back towards the hand.
+    back = float(np.max((card - centre) @ -direction))
+    tips = centre - direction * (back - reach)
+    finger_len = rng.uniform(0.4, 0.6) * card_len
+    finger_w = rng.uniform(0.11, 0.15) * card_len
+    palm = tips - direction * (finger_len + 0.4 * card_len)
+    normal = np.array([-direction[1], direction[0]])
+    mask = np.zeros((height, width), np.float32)
+    count = int(rng.integers(1, 5))
+    for index in range(count):
+        offset = (index - (count - 1) / 2) * finger_w * 1.15
+        tip = tips + normal * offset - direction * abs(offset) * 0.4
+        root = palm + normal * offset * 1.2 + direction * 0.2 * card_len
+        cv2.line(mask, tuple(int(v) for v in root), tuple(int(v) for v in tip), 1.0,
+                 max(int(finger_w), 2), cv2.LINE_AA)
+    axes = (int(0.6 * card_len), int(0.45 * card_len))
+    cv2.ellipse(mask, tuple(int(v) for v in palm), axes,
+                float(np.degrees(np.arctan2(direction[1], direction[0]))), 0, 360, 1.0, -1,
+                cv2.LINE_AA)
+    mask = cv2.GaussianBlur(mask, (0, 0), 1.0)
+    shadow = np.roll(cv2.GaussianBlur(mask, (0, 0), 10), (8, 8), axis=(0, 1))
+    scene *= (1 - 0.5 * shadow)[:, :, None]
+    # Rounded: lit on the top, darker at the sides (the blur of the mask, not its edge).
+    shading = rng.uniform(0.6, 1.0) * (0.6 + 0.4 * cv2.GaussianBlur(mask, (0, 0),
+                                                                    finger_w / 2))
+    scene *= (1 - mask)[:, :, None]
+    scene += (mask * shading)[:, :, None] * skin[None, None, :]
+
+
+SCENES: dict[str, Callable[..., np.ndarray]] = {
+    "index_corner": _index_corner_scene, "slot": _slot_scene, "overhead": _overhead_scene}
+
+
+# ------------------------------------------------------------------------------ sources
+
+class RealisticCamera:
+    """A :class:`simulators.camera.SimulatedCamera` with a realistic camera: ``capture``
+    renders the card ``card_source()`` names (None: no card) under ``condition``."""
+
+    def __init__(self, card_source: Callable[[], Card | None], design: DeckDesign,
+                 condition: CameraCondition, *, session: str | None = None, seed: int = 0,
+                 cache: Path | None = None) -> None:
+        self.card_source = card_source
+        self.design = design
+        self.condition = condition
+        self.session = session_of_condition(condition, session)
+        self.cache = cache
+        self._rng = np.random.default_rng(seed)
+        self._lock = threading.Lock()
+        self.captures = 0
+
+    def capture(self) -> np.ndarray:
+        card = self.card_source()
+        with self._lock:
+            self.captures += 1
+            if card is None:
+                blank = np.zeros((2, 2, 4), np.uint8)  # a transparent "card": the scene alone
+                return realistic_frame(blank, self._rng, self.condition, self.session)
+            face = render_deck(self.design, [card], height=FACE_HEIGHT, cache=self.cache)[card]
+            return realistic_frame(face, self._rng, self.condition, self.session)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def write_matching_folder(folder: Path, design: DeckDesign, condition: CameraCondition,
+                          plan: Sequence[tuple[Card, str]], *, seed: int,
+                          cache: Path | None = None) -> Path:
+    """Simulated frames laid out like a real set: one frame per (card, session) of ``plan``
+    (a real set's photos, in its file-name order), named ``CARD_SESSION_NN.png`` so that
+    the bench's draw and its per-session counts work as on the real set. Lossless PNG: the
+    frames already carry the camera's JPEG. Returns the labels file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    faces = render_deck(design, sorted({card for card, _ in plan},
+                                       key=lambda card: (int(card.suit), card.rank)),
+                        height=FACE_HEIGHT, cache=cache)
+    rng = np.random.default_rng(seed)
+    counts: dict[tuple[Card, str], int] = {}
+    labels = folder / "labels.csv"
+    with labels.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["file", "card"])
+        for card, session in plan:
+            counts[(card, session)] = number = counts.get((card, session), 0) + 1
+            name = f"{card.code}_{session}_{number:02d}.png"
+            frame = realistic_frame(faces[card], rng, condition,
+                                    session_of_condition(condition, session))
+            cv2.imwrite(str(folder / name), frame)
+            writer.writerow([name, card.code])
+    return labels
