@@ -1,14 +1,24 @@
 """End to end: the software shoe misreads cards, the simulated camera films them, the camera
-fallback reads them and the round goes on with the right cards, journalled as camera reads."""
+fallback reads them and the round goes on with the right cards, journalled as camera reads.
+Twice: with the renderer's clean frames of a camera over the exit (the card found by its
+outline), and with the realistic camera inside the shoe (simulators/camera_realism.py: the
+index corner behind a rod, in its measured light, noise and JPEG, read in a region)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from shoe_controller.camera_fallback import CameraFallback, check_against_scanner
 from shoe_controller.cards import Card
-from simulators.camera import SimulatedCamera
+from simulators.camera import SimulatedCamera, render_deck
+from simulators.camera_realism import (
+    FACE_HEIGHT, IN_SHOE_CORNER, RealisticCamera, realistic_frame,
+)
+from vision.model import enroll
 from vision.recognise import Recogniser
+from vision.roi import WHOLE_FRAME
 
 from live.rig import (  # type: ignore[import-not-found]
     TableShoeModel, check_no_card_lost, live_table, one_deck, plan_of, records_of,
@@ -40,6 +50,33 @@ def test_misread_cards_are_read_by_the_camera(tmp_path: Path, designs, card_cach
         camera_cards = [e for u in live.updates for e in u.events
                         if e["type"] == "card" and e["source"] == "camera"]
         assert sorted(e["counter"] for e in camera_cards) == sorted(misread)
+
+
+def test_misread_cards_are_read_by_the_realistic_in_shoe_camera(tmp_path: Path, designs,
+                                                               card_cache) -> None:
+    """The same round with the realistic camera: enrolled from 5 of its frames per card (the
+    cards dealt, in their feb session's light), the misread cards read in the whole frame."""
+    misread = (PLAN.card(1, 2), PLAN.card(2, 1), PLAN.card(2, 3))
+    truth = {counter: CARDS[counter - 1] for counter in misread}
+    enrolled = sorted(set(truth.values()) | set(CARDS[:8]),
+                      key=lambda card: (int(card.suit), card.rank))
+    faces = render_deck(designs["anglo"], enrolled, height=FACE_HEIGHT, cache=card_cache)
+    rng = np.random.default_rng(5)
+    model = enroll("in-shoe", [(realistic_frame(faces[card], rng, IN_SHOE_CORNER), card)
+                               for card in enrolled for _ in range(5)], roi=WHOLE_FRAME)
+    with live_table(tmp_path, CARDS, model=TableShoeModel(CARDS, misread_at=misread)) as live:
+        camera = RealisticCamera(lambda: live.shoe.dealt()[-1].card, designs["anglo"],
+                                 IN_SHOE_CORNER, seed=2, cache=card_cache)
+        with CameraFallback(camera, Recogniser(model), None, live.controller) as fallback:
+            live.step_until(lambda: live.controller.shoes_finished >= 1, "the shoe to finish",
+                            timeout=40)
+            fallback.check()
+        records = live.records()
+        reads = {r.data["counter"]: r.data["card"] for r in records_of(records, "camera_read")}
+        assert reads == {counter: card.code for counter, card in truth.items()}
+        assert camera.captures == len(misread)
+        assert not [r for r in records if r.kind == "supervisor"]
+        check_no_card_lost(live)
 
 
 class _Read:
