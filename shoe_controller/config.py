@@ -28,9 +28,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from firmware_protocol.link import LinkConfig
+if TYPE_CHECKING:
+    from firmware_protocol.link import LinkConfig
+
 from shoe_controller.errors import ConfigError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -145,6 +147,8 @@ class RunConfig:
 
 def link_settings(heartbeat_seconds: float, link_timeout_seconds: float) -> LinkConfig:
     """The :class:`LinkConfig` for these config values (raises ``ValueError`` if invalid)."""
+    from firmware_protocol.link import LinkConfig  # the shoe's link: a wheel table has none
+
     return LinkConfig(heartbeat_interval=heartbeat_seconds, link_timeout=link_timeout_seconds)
 
 

@@ -33,6 +33,10 @@ class JournalError(ShoeError):
     """The journal cannot be opened, read or written (not a journal, newer format, I/O)."""
 
 
+class JournalReplayError(JournalError, ValueError):
+    """The journal holds a record the table cannot replay."""
+
+
 class JournalDataError(JournalError, ValueError):
     """A record to append cannot be journalled as given (not JSON-serialisable, bad kind)."""
 

@@ -34,9 +34,10 @@ def run_wheel(args: argparse.Namespace, config: RunConfig, http: Any) -> int:
     if given:
         raise ConfigError(f"{', '.join(given)}: not for a wheel table ({config.profile} is a "
                           "roulette profile)")
-    from shoe_controller.table.runtime import check_services
+    if http:
+        from shoe_controller.live.startup import check_http
 
-    check_services(http=http)  # before the journal is touched
+        check_http(http)  # before the journal is touched
     stop = threading.Event()
     stopped_by: list[str] = []
 

@@ -12,9 +12,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from shoe_controller.table.game import Game
+if TYPE_CHECKING:
+    from shoe_controller.table.game import Game
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,7 @@ def game_from_toml(text: str, origin: str = "<journalled profile>") -> Game:
                    "blackjack)" + (": a roulette profile runs a wheel table" if game == "roulette"
                                   else ""))
         raise baccarat.ProfileError([refusal])
-    return cast(Game, BaccaratTableGame(baccarat.profile_from_toml(text, origin)))
+    return cast("Game", BaccaratTableGame(baccarat.profile_from_toml(text, origin)))
 
 
 def profile_game(name_or_path: str | os.PathLike[str]) -> str:

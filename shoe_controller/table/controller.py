@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import queue
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,6 +38,12 @@ from shoe_controller.errors import (
     ShoeTimeoutError,
 )
 from shoe_controller.journal import Journal
+from shoe_controller.live.supervision import (
+    TABLE_SYSTEM,
+    Reporter,
+    SupervisorAuthError,
+    SupervisorTicket,
+)
 from shoe_controller.metrics import TableMetrics
 from shoe_controller.table.fold import replay_records
 from shoe_controller.table.game import InteractiveGame
@@ -112,74 +117,6 @@ class DeviceConnection(Protocol):
     def send(self, message: wire.Message) -> None: ...
 
     def commit(self) -> None: ...
-
-
-class Reporter(Protocol):
-    """The table-system reporter (``shoe_controller.reporting.client.TableSystemReporter``).
-
-    It gets the events of every journal record (``live`` False while the journal is replayed
-    at start: numbers already assigned are read back from the journal's outbox, the rest are
-    assigned after them), says whether the table system is connected and
-    drives betting, and hands over the table system's commands for this thread to apply.
-    """
-
-    @property
-    def connected(self) -> bool: ...
-
-    @property
-    def drives_betting(self) -> bool: ...
-
-    def add(self, record_seq: int, at: float, events: list[dict[str, Any]], *,
-            live: bool = True) -> None: ...
-
-    def take_commands(self) -> list[Any]: ...
-
-    def reject(self, command: Any, reason: str) -> None: ...
-
-    def check(self) -> None: ...
-
-
-TABLE_SYSTEM = "table-system"
-"""The actor journalled for the table system's commands (origin of its betting commands)."""
-
-
-class SupervisorAuthError(ShoeError, PermissionError):
-    """Unknown supervisor or wrong PIN (also: a reserved id, a PIN too short: the same answer).
-
-    Too many wrong PINs raise :class:`shoe_controller.access.SupervisorHeldOffError` instead
-    (also a ``ShoeError`` and ``PermissionError``): that try was not checked at all."""
-
-
-class SupervisorTicket:
-    """What became of one supervisor action, for the panel or console that sent it.
-
-    ``status`` is ``"queued"`` until the controller's thread has journalled the action (a
-    queued action is lost if the controller stops first), then ``"journalled"``; from then on
-    ``accepted`` says whether the table carried it out and ``message`` why not (or what it
-    did). Thread-safe: the controller's thread settles it, any thread may :meth:`wait`.
-    """
-
-    def __init__(self, action: str, supervisor: str) -> None:
-        self.action = action
-        self.supervisor = supervisor
-        self.record: int | None = None
-        self.accepted: bool | None = None
-        self.message = ""
-        self._done = threading.Event()
-
-    @property
-    def status(self) -> str:
-        return "journalled" if self._done.is_set() else "queued"
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the action is journalled (True) or ``timeout`` seconds pass (False)."""
-        return self._done.wait(timeout)
-
-    def settle(self, record: int, refusal: str, notice: str) -> None:
-        self.record = record
-        self.accepted = not refusal
-        self.message = refusal or notice
-        self._done.set()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shoe_controller.errors import JournalError
+from shoe_controller.errors import JournalReplayError
 from shoe_controller.journal import Journal
 from shoe_controller.journal.records import Record
 from shoe_controller.table.inputs import SessionStarted, TableInput, input_from_record
@@ -18,10 +18,6 @@ from shoe_controller.table.machine import Table, TableSettings
 
 OnRecord = Callable[[Record, TableInput, list[dict[str, Any]]], None]
 """Called for every record replayed, with the input it held and the events it caused."""
-
-
-class JournalReplayError(JournalError, ValueError):
-    """The journal holds a record the table cannot replay."""
 
 
 def replay_records(journal: Journal, table: Table | None = None, *,

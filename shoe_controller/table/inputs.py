@@ -13,19 +13,13 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from shoe_controller.cards import Card
-
-
-@dataclass(frozen=True, slots=True)
-class TableInput:
-    KIND: ClassVar[str] = ""
-
-    def to_data(self) -> dict[str, Any]:
-        """The journal record's body: plain JSON values, cards as codes."""
-        data: dict[str, Any] = {}
-        for item in fields(self):
-            value = getattr(self, item.name)
-            data[item.name] = value.code if isinstance(value, Card) else value
-        return data
+from shoe_controller.live.inputs import (
+    BettingCommand,
+    LinkChanged,
+    SessionStarted,
+    SupervisorAction,
+    TableInput,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,37 +84,10 @@ class ButtonPressed(TableInput):
 
 
 @dataclass(frozen=True, slots=True)
-class LinkChanged(TableInput):
-    """The device link came up or was lost (``up`` False)."""
-
-    KIND: ClassVar[str] = "link"
-    up: bool
-    reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
 class DeviceFault(TableInput):
     KIND: ClassVar[str] = "fault"
     code: str
     detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class BettingCommand(TableInput):
-    """Open or close betting (``action`` "open" or "close"), from the table system or the
-    controller's own betting timer (``origin``)."""
-
-    KIND: ClassVar[str] = "betting"
-    action: str
-    origin: str = "timer"
-    #: Blackjack: the seats with a bet, named when betting closes (None for baccarat).
-    seats: list[int] | None = None
-
-    def to_data(self) -> dict[str, Any]:
-        data = TableInput.to_data(self)
-        if self.seats is None:
-            del data["seats"]  # a baccarat record reads as it always did
-        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,33 +116,6 @@ class InsuranceDecision(TableInput):
     seats: list[int]
     origin: str = "table-system"
     key: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SupervisorAction(TableInput):
-    """An authorised supervisor action: clear, void_round, enter_card, end_shoe."""
-
-    KIND: ClassVar[str] = "supervisor"
-    action: str
-    supervisor: str
-    card: Card | None = None
-    reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStarted(TableInput):
-    """The controller (re)started on this journal with this game profile and version.
-
-    ``profile_toml`` is the profile's whole text and ``profile_sha256`` its hash: a replay
-    rebuilds the game from what was journalled, never from a file that may have changed since
-    (journals written before this field replay the named profile)."""
-
-    KIND: ClassVar[str] = "session"
-    profile: str
-    game: str = "baccarat"
-    version: str = ""
-    profile_sha256: str = ""
-    profile_toml: str = ""
 
 
 @dataclass(frozen=True, slots=True)

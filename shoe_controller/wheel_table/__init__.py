@@ -1,14 +1,12 @@
 """The wheel table: a live roulette table, driven by an automatic wheel instead of a shoe.
 
-What every live table shares lives outside the shoe's own modules and is used here as it is:
-the journal (:mod:`shoe_controller.journal`: every input durable before it has effect, the
-state the fold of the inputs), the table-system stream and its exactly-once reporting
-(:mod:`shoe_controller.reporting`), supervisor access (:mod:`shoe_controller.access`), the
-session, link, betting and supervisor inputs (:mod:`shoe_controller.table.inputs`), the run
-configuration, logging, metrics' registry and the web server's frame.
+What every live table shares is :mod:`shoe_controller.live` (inputs, supervision, start-up),
+the journal, the table-system reporting, supervisor access, the run configuration and the web
+server's frame; the wheel table uses them as they are. What belongs to a shoe stays in
+:mod:`shoe_controller.table` (cards, the exit lock, burn, cut card, shoe life) and the firmware
+link: none of it is imported here (``tests/wheel_table/test_layout.py``).
 
-What belongs to a shoe stays in :mod:`shoe_controller.table` (cards, the exit lock, burn, cut
-card, shoe life, the firmware link) and is not imported here. A wheel brings its own:
+A wheel brings its own:
 
 * :mod:`.inputs`: the wheel's lines and timer ticks as journal inputs;
 * :mod:`.machine`: the pure table (rounds, betting window, latched irregularities, results,

@@ -27,15 +27,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from shoe_controller.errors import ShoeError
+from shoe_controller.errors import JournalReplayError, ShoeError
 from shoe_controller.journal import Journal
-from shoe_controller.table.controller import (
+from shoe_controller.live.inputs import TableInput
+from shoe_controller.live.supervision import (
     TABLE_SYSTEM,
     Reporter,
     SupervisorAuthError,
     SupervisorTicket,
 )
-from shoe_controller.table.inputs import TableInput
 from shoe_controller.wheel_table.connection import LineDown, LineUp, WheelConnection
 from shoe_controller.wheel_table.inputs import (
     WHEEL_SUPERVISOR_ACTIONS,
@@ -112,8 +112,6 @@ class WheelController:
             try:
                 item = wheel_input_from_record(record.kind, record.data)
             except (ValueError, ShoeError) as exc:
-                from shoe_controller.table.fold import JournalReplayError
-
                 raise JournalReplayError(f"journal record {record.seq} ({record.kind}): {exc}; "
                                          "this journal is not a wheel table's, or is "
                                          "damaged (shoe journal verify)") from None

@@ -6,7 +6,7 @@ timer tick that the tracker acted on carries the journal record's wall time as i
 Replaying the records into a fresh table rebuilds exactly the same games.
 
 The inputs a wheel table shares with a card table (session, link, betting, supervisor) are
-:mod:`shoe_controller.table.inputs`' own, with the same journal kinds and fields
+every live table's (:mod:`shoe_controller.live.inputs`), with the same journal kinds and fields
 (docs/journal.md); two kinds are a wheel's:
 
 * ``wheel_line``: one line from the wheel (``line``: its bytes as Latin-1 text, without the
@@ -22,14 +22,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from shoe_controller.table.inputs import (
+from shoe_controller.live.inputs import (
     BettingCommand,
     LinkChanged,
     SessionStarted,
     SupervisorAction,
     TableInput,
 )
-from shoe_controller.table.inputs import input_from_record as table_input_from_record
 
 __all__ = [
     "WHEEL_INPUT_KINDS",
@@ -77,13 +76,16 @@ def wheel_input_from_record(kind: str, data: Mapping[str, Any]) -> TableInput:
     table does not journal (a shoe's record in a wheel's journal) or a malformed body."""
     if kind not in WHEEL_INPUT_KINDS:
         raise ValueError(f"journal record kind {kind!r} is not a wheel table's")
-    cls = _OWN.get(kind)
-    if cls is None:
-        return table_input_from_record(kind, data)
+    cls = _OWN.get(kind) or next(shared for shared in _SHARED if shared.KIND == kind)
     known = {f.name for f in fields(cls)}
     unknown = set(data) - known
     if unknown:
         raise ValueError(f"journal record kind {kind!r} has unknown field {min(unknown)!r}")
-    if not all(isinstance(value, str) for value in data.values()):
+    if cls in _OWN.values() and not all(isinstance(value, str) for value in data.values()):
         raise ValueError(f"journal record kind {kind!r}: fields must be text")
-    return cls(**data)
+    if data.get("card") is not None:
+        raise ValueError(f"journal record kind {kind!r}: a wheel table has no cards")
+    try:
+        return cls(**data)
+    except TypeError as exc:  # a required field is missing
+        raise ValueError(f"journal record kind {kind!r}: {exc}") from None

@@ -28,7 +28,7 @@ from typing import Any
 
 from shoe_controller.games.roulette.bias import BiasConfig, BiasMonitor, Spin
 from shoe_controller.games.roulette.layout import Colour, colour, column_of
-from shoe_controller.table.inputs import TableInput
+from shoe_controller.live.inputs import TableInput
 from shoe_controller.wheel_table.inputs import (
     BettingCommand,
     LinkChanged,

@@ -1,8 +1,8 @@
 """Assembling a running wheel table from the run configuration (``shoe run`` with a roulette
 profile, ``shoe demo --game roulette`` and the end-to-end tests run the same code).
 
-The journal's lock, key and chain check and the table-system reporter are the card table's
-own (:mod:`shoe_controller.table.runtime`): what is shared is used, not copied.
+The journal's lock, key and chain check, the table-system reporter and the services' frame
+are every live table's (:mod:`shoe_controller.live.startup`): shared, not copied.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from shoe_controller.errors import ConfigError
 from shoe_controller.games.registry import read_profile
 from shoe_controller.games.roulette.profile import profile_from_toml
 from shoe_controller.journal import Journal
-from shoe_controller.table.runtime import (
-    check_before_journal,
+from shoe_controller.live.startup import (
+    Services,
     check_journal_chain,
+    check_journal_path,
+    journal_key,
     journal_lock,
     table_system_reporter,
 )
@@ -66,7 +68,8 @@ def running_wheel_table(config: RunConfig, *, begin_session: bool = True,
     reporter = table_system_reporter(config)
     if connection is None:
         check_wheel_url(config.device)
-    key = check_before_journal(config, device=False)
+    check_journal_path(config.journal)
+    key = journal_key(config)
     with contextlib.ExitStack() as stack:
         stack.enter_context(journal_lock(config.journal))
         journal = stack.enter_context(Journal(config.journal, durability=config.durability,
@@ -100,9 +103,7 @@ def wheel_services(controller: WheelController, *, http: Any = None,
                    console: Any = None) -> Iterator[Any]:
     """The dealer display (``http``) and the supervisor console (``console``: the lines to
     read) beside a wheel controller; a failure of either in its own thread stops the loop of
-    ``should_stop`` and is re-raised there (as :func:`shoe_controller.table.runtime.services`)."""
-    from shoe_controller.table.runtime import Services
-
+    ``should_stop`` and is re-raised there (as a card table's)."""
     started = Services()
     with contextlib.ExitStack() as stack:
         if http:

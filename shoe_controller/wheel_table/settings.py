@@ -62,7 +62,7 @@ def wheel_problems(section: Any) -> list[str]:
     try:
         bias_config(section)
     except (ValueError, TypeError) as exc:
-        problems.append(f": bias_{str(exc)}")
+        problems.append(f": bias_{exc!s}")
     return problems
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from shoe_controller.config import MIN_PIN_ITERATIONS, hash_pin
 from shoe_controller.journal import Journal
-from shoe_controller.table.controller import SupervisorAuthError
+from shoe_controller.live.supervision import SupervisorAuthError
 from shoe_controller.transports.tcp import TcpServerTransport
 from shoe_controller.wheel_table.connection import WheelConnection
 from shoe_controller.wheel_table.controller import WheelController

@@ -1,0 +1,78 @@
+"""What every live table's supervision shares: the table system's reporter as the controller
+sees it, the actor its commands are journalled under, and a supervisor's action from the PIN
+check to the table's decision (:class:`SupervisorTicket`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol
+
+from shoe_controller.errors import ShoeError
+
+
+class Reporter(Protocol):
+    """The table-system reporter (``shoe_controller.reporting.client.TableSystemReporter``).
+
+    It gets the events of every journal record (``live`` False while the journal is replayed
+    at start: numbers already assigned are read back from the journal's outbox, the rest are
+    assigned after them), says whether the table system is connected and
+    drives betting, and hands over the table system's commands for this thread to apply.
+    """
+
+    @property
+    def connected(self) -> bool: ...
+
+    @property
+    def drives_betting(self) -> bool: ...
+
+    def add(self, record_seq: int, at: float, events: list[dict[str, Any]], *,
+            live: bool = True) -> None: ...
+
+    def take_commands(self) -> list[Any]: ...
+
+    def reject(self, command: Any, reason: str) -> None: ...
+
+    def check(self) -> None: ...
+
+
+TABLE_SYSTEM = "table-system"
+"""The actor journalled for the table system's commands (origin of its betting commands)."""
+
+
+class SupervisorAuthError(ShoeError, PermissionError):
+    """Unknown supervisor or wrong PIN (also: a reserved id, a PIN too short: the same answer).
+
+    Too many wrong PINs raise :class:`shoe_controller.access.SupervisorHeldOffError` instead
+    (also a ``ShoeError`` and ``PermissionError``): that try was not checked at all."""
+
+
+class SupervisorTicket:
+    """What became of one supervisor action, for the panel or console that sent it.
+
+    ``status`` is ``"queued"`` until the controller's thread has journalled the action (a
+    queued action is lost if the controller stops first), then ``"journalled"``; from then on
+    ``accepted`` says whether the table carried it out and ``message`` why not (or what it
+    did). Thread-safe: the controller's thread settles it, any thread may :meth:`wait`.
+    """
+
+    def __init__(self, action: str, supervisor: str) -> None:
+        self.action = action
+        self.supervisor = supervisor
+        self.record: int | None = None
+        self.accepted: bool | None = None
+        self.message = ""
+        self._done = threading.Event()
+
+    @property
+    def status(self) -> str:
+        return "journalled" if self._done.is_set() else "queued"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the action is journalled (True) or ``timeout`` seconds pass (False)."""
+        return self._done.wait(timeout)
+
+    def settle(self, record: int, refusal: str, notice: str) -> None:
+        self.record = record
+        self.accepted = not refusal
+        self.message = refusal or notice
+        self._done.set()
