@@ -77,15 +77,26 @@ def wheel_input_from_record(kind: str, data: Mapping[str, Any]) -> TableInput:
     if kind not in WHEEL_INPUT_KINDS:
         raise ValueError(f"journal record kind {kind!r} is not a wheel table's")
     cls = _OWN.get(kind) or next(shared for shared in _SHARED if shared.KIND == kind)
-    known = {f.name for f in fields(cls)}
-    unknown = set(data) - known
-    if unknown:
-        raise ValueError(f"journal record kind {kind!r} has unknown field {min(unknown)!r}")
-    if cls in _OWN.values() and not all(isinstance(value, str) for value in data.values()):
-        raise ValueError(f"journal record kind {kind!r}: fields must be text")
-    if data.get("card") is not None:
-        raise ValueError(f"journal record kind {kind!r}: a wheel table has no cards")
+    types = {f.name: str(f.type) for f in fields(cls)}
+    for key, value in data.items():
+        if key not in types:
+            raise ValueError(f"journal record kind {kind!r} has unknown field {key!r}")
+        if not _is(types[key], value):
+            raise ValueError(f"journal record kind {kind!r}: {key} must be {types[key]}, "
+                             f"got {value!r:.40}")
     try:
         return cls(**data)
     except TypeError as exc:  # a required field is missing
         raise ValueError(f"journal record kind {kind!r}: {exc}") from None
+
+
+def _is(annotation: str, value: Any) -> bool:
+    """Whether a record's value has its field's type (a wheel table's record has no card)."""
+    if annotation == "str":
+        return isinstance(value, str)
+    if annotation == "bool":
+        return isinstance(value, bool)
+    if annotation == "list[int] | None":
+        return value is None or (isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value))
+    return value is None  # "Card | None": no cards at a wheel table
