@@ -5,6 +5,9 @@ Beside the web panel, this is how a pit supervisor clears a latched error at the
     clear alice            void alice REASON        enter alice QS      end alice
     burn alice             (blackjack: burn the profile's cards after a game error)
 
+and at a wheel table (roulette) ``clear alice``, ``void alice REASON``, ``reset-bias alice
+REASON``.
+
 The PIN is asked without echo. Commands go to the controller's thread through
 :meth:`TableController.supervisor` with the client ``"console"``, so the console's wrong PINs
 are limited by the same access guard as the web panel's (:mod:`shoe_controller.access`), and
@@ -22,7 +25,7 @@ from __future__ import annotations
 import getpass
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from shoe_controller.access import CONSOLE_CLIENT, SupervisorHeldOffError
@@ -46,7 +49,14 @@ class SupervisorConsoleError(ShoeError, RuntimeError):
     """The supervisor console's thread failed (re-raised to the owner by ``check()``)."""
 
 
-def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
+WHEEL_COMMANDS = {"clear": "clear", "void": "void_round", "reset-bias": "reset_bias"}
+"""A wheel table's typed verbs (``shoe run --console`` with a roulette profile)."""
+WHEEL_HELP = ("commands: clear ID | void ID REASON | reset-bias ID REASON (a new bias-"
+              "monitoring period: the wheel was levelled, repaired or replaced) | help")
+
+
+def parse_command(line: str, commands: Mapping[str, str] = COMMANDS,
+                  usage: str = HELP) -> tuple[str, str, str | None, str] | None:
     """``(action, supervisor, card, reason)`` for a command line; None for a blank line.
 
     Raises :class:`ShoeError` with the usage for anything else.
@@ -55,13 +65,13 @@ def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
     if not words:
         return None
     verb, args = words[0].lower(), words[1:]
-    if verb not in COMMANDS or not args:
-        raise ShoeError(HELP)
+    if verb not in commands or not args:
+        raise ShoeError(usage)
     supervisor = args[0]
     if verb == "enter":
         if len(args) != 2:
             raise ShoeError("usage: enter ID CARD (e.g. enter alice QS)")
-        return COMMANDS[verb], supervisor, args[1], ""
+        return commands[verb], supervisor, args[1], ""
     if verb == "burn" and len(args) != 1:
         raise ShoeError("usage: burn ID (e.g. burn alice: the profile's cards burned after a "
                         "game error, with your PIN)")
@@ -69,7 +79,9 @@ def parse_command(line: str) -> tuple[str, str, str | None, str] | None:
         # Asked before the PIN: a void is journalled with why it was done.
         raise ShoeError("usage: void ID REASON (a void needs a reason, e.g. void alice "
                         "dealer exposed a card)")
-    return COMMANDS[verb], supervisor, None, " ".join(args[1:])
+    if verb == "reset-bias" and len(args) < 2:
+        raise ShoeError("usage: reset-bias ID REASON (e.g. reset-bias alice wheel levelled)")
+    return commands[verb], supervisor, None, " ".join(args[1:])
 
 
 def describe(ticket: Any) -> str:
@@ -93,8 +105,11 @@ class SupervisorConsole:
 
     def __init__(self, controller: TableController, stream: Iterable[str],
                  ask_pin: Callable[[str], str] = getpass.getpass,
-                 out: Callable[[str], None] = print, *, wait: float = WAIT_SECONDS) -> None:
+                 out: Callable[[str], None] = print, *, wait: float = WAIT_SECONDS,
+                 commands: Mapping[str, str] = COMMANDS, usage: str = HELP) -> None:
         self.controller = controller
+        self.commands = commands
+        self.usage = usage
         self.stream = stream
         self.ask_pin = ask_pin
         self.out = out
@@ -105,14 +120,14 @@ class SupervisorConsole:
         self.thread = threading.Thread(target=self._run, name="supervisor-console", daemon=True)
 
     def start(self) -> SupervisorConsole:
-        self.out(HELP)
+        self.out(self.usage)
         self.thread.start()
         return self
 
     def handle(self, line: str) -> None:
         """Carry out one command line (refusals are printed, not raised)."""
         try:
-            parsed = parse_command(line)
+            parsed = parse_command(line, self.commands, self.usage)
             if parsed is None:
                 return
             action, supervisor, card, reason = parsed

@@ -116,9 +116,14 @@ def wheel_services(controller: WheelController, *, http: Any = None,
             started.checks.append(web)
             print(f"dealer display: {web.url}", flush=True)
         if console is not None:
-            from shoe_controller.display.supervisor_console import SupervisorConsole
+            from shoe_controller.display.supervisor_console import (
+                WHEEL_COMMANDS,
+                WHEEL_HELP,
+                SupervisorConsole,
+            )
 
-            typed = SupervisorConsole(controller, console).start()  # type: ignore[arg-type]
+            typed = SupervisorConsole(controller, console,  # type: ignore[arg-type]
+                                      commands=WHEEL_COMMANDS, usage=WHEEL_HELP).start()
             stack.callback(typed.close)
             started.checks.append(typed)
         yield started

@@ -159,3 +159,28 @@ def test_supervisors_pins_are_checked_and_actions_journalled(tmp_path: Path) -> 
         assert ctl.table.last_result["void"] == "supervisor"
         last = ctl.journal.last()
         assert last is not None
+
+
+def test_the_console_speaks_a_wheel_tables_commands(tmp_path: Path) -> None:
+    from shoe_controller.display.supervisor_console import (
+        WHEEL_COMMANDS,
+        WHEEL_HELP,
+        SupervisorConsole,
+    )
+
+    wheel = SimulatedWheel(seed=4, timings=WheelTimings().scaled(SPEED))
+    printed: list[str] = []
+    with served_wheel(wheel) as url, controller(tmp_path / "j.db", url) as ctl:
+        console = SupervisorConsole(ctl, [], ask_pin=lambda _prompt: "471100",  # type: ignore[arg-type]
+                                    out=printed.append, wait=0.0,
+                                    commands=WHEEL_COMMANDS, usage=WHEEL_HELP)
+        console.handle("enter alice QS")
+        assert printed[-1] == WHEEL_HELP  # a card table's verb: the wheel's usage
+        console.handle("reset-bias alice")
+        assert printed[-1].startswith("usage: reset-bias ID REASON")
+        console.handle("reset-bias alice wheel levelled")
+        console.handle("clear alice")
+        ctl.step(0.02)
+        kinds = [r.kind for r in ctl.journal.records()]
+        actions = [r.data["action"] for r in ctl.journal.records() if r.kind == "supervisor"]
+        assert actions == ["reset_bias", "clear"] and kinds[0] == "session"
