@@ -6,7 +6,7 @@ Beside the web panel, this is how a pit supervisor clears a latched error at the
     burn alice             (blackjack: burn the profile's cards after a game error)
 
 and at a wheel table (roulette) ``clear alice``, ``void alice REASON``, ``reset-bias alice
-REASON``.
+REASON``, ``dealer alice NAME``.
 
 The PIN is asked without echo. Commands go to the controller's thread through
 :meth:`TableController.supervisor` with the client ``"console"``, so the console's wrong PINs
@@ -49,10 +49,12 @@ class SupervisorConsoleError(ShoeError, RuntimeError):
     """The supervisor console's thread failed (re-raised to the owner by ``check()``)."""
 
 
-WHEEL_COMMANDS = {"clear": "clear", "void": "void_round", "reset-bias": "reset_bias"}
+WHEEL_COMMANDS = {"clear": "clear", "void": "void_round", "reset-bias": "reset_bias",
+                  "dealer": "dealer"}
 """A wheel table's typed verbs (``shoe run --console`` with a roulette profile)."""
 WHEEL_HELP = ("commands: clear ID | void ID REASON | reset-bias ID REASON (a new bias-"
-              "monitoring period: the wheel was levelled, repaired or replaced) | help")
+              "monitoring period: the wheel was levelled, repaired or replaced) | dealer ID NAME "
+              "(the dealer going on the table) | help")
 
 
 def parse_command(line: str, commands: Mapping[str, str] = COMMANDS,
@@ -81,6 +83,8 @@ def parse_command(line: str, commands: Mapping[str, str] = COMMANDS,
                         "dealer exposed a card)")
     if verb == "reset-bias" and len(args) < 2:
         raise ShoeError("usage: reset-bias ID REASON (e.g. reset-bias alice wheel levelled)")
+    if verb == "dealer" and len(args) < 2:
+        raise ShoeError("usage: dealer ID NAME (e.g. dealer alice Maria)")
     return commands[verb], supervisor, None, " ".join(args[1:])
 
 

@@ -57,6 +57,8 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "wheel_health":
         return f"wheel line {event['status']}" + (f": {event['reason']}"
                                                    if event["reason"] else "")
+    if kind == "dealer_changed":
+        return f"dealer {event['dealer']} on the table ({event['supervisor']})"
     if kind == "game_not_opened":
         return "the wheel ran a game while an irregularity is latched: not opened"
     return None

@@ -144,7 +144,8 @@ class WheelController:
     def supervisor(self, action: str, supervisor: str, pin: str, *, reason: str = "",
                    client: str | None = None, card: str | None = None) -> SupervisorTicket:
         """Check the PIN, then queue the action (journalled with who did it): ``clear``,
-        ``void_round`` (with a reason) or ``reset_bias``. Raises as a card table's does."""
+        ``void_round`` (with a reason), ``reset_bias`` or ``dealer`` (``reason``: the name
+        of the dealer going on the table). Raises as a card table's does."""
         if action not in WHEEL_SUPERVISOR_ACTIONS:
             raise ShoeError(f"unknown supervisor action {action!r} at a wheel table; one of "
                             f"{', '.join(WHEEL_SUPERVISOR_ACTIONS)}")
@@ -152,6 +153,8 @@ class WheelController:
             raise ShoeError("a wheel table has no cards to enter")
         if action == "void_round" and not reason.strip():
             raise ShoeError("a void needs a reason (what happened), e.g. 'ball left the wheel'")
+        if action == "dealer" and not reason.strip():
+            raise ShoeError("name the dealer going on the table, e.g. 'dealer alice Maria'")
         if not self.access.verify(supervisor, pin, client):
             log.warning("supervisor action refused: bad id or PIN",
                         extra={"supervisor": supervisor, "action": action})

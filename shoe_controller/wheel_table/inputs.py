@@ -42,8 +42,9 @@ __all__ = [
 ]
 
 #: Supervisor actions at a wheel table: clear latched irregularities, void the game in
-#: progress (with a reason), start a new bias-monitoring period (the wheel was serviced).
-WHEEL_SUPERVISOR_ACTIONS = ("clear", "void_round", "reset_bias")
+#: progress (with a reason), start a new bias-monitoring period (the wheel was serviced), put
+#: a dealer on the table (``reason``: the dealer's name; the bias report's dealer breakdown).
+WHEEL_SUPERVISOR_ACTIONS = ("clear", "void_round", "reset_bias", "dealer")
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,7 @@ class WheelTable:
         self.bias_evidence: dict[str, Any] | None = None
         self.last_self_test: str | None = None
         self.noise_lines = 0
+        self.dealer: str | None = None  # on the table now (the bias report's breakdown)
         self._events: list[dict[str, Any]] = []
         self._commands: list[Command] = []
 
@@ -229,6 +230,13 @@ class WheelTable:
                 self._refuse(str(exc))
                 return
             self._tracked(outputs)
+        elif item.action == "dealer":
+            name = item.reason.strip()
+            if not name or not name.isprintable() or len(name) > 64:
+                self._refuse("a dealer needs a name (1-64 printable characters)")
+                return
+            self.dealer = name
+            self._emit("dealer_changed", dealer=name, supervisor=item.supervisor)
         elif item.action == "reset_bias":
             self.bias.reset()
             self.bias_evidence = None
@@ -286,7 +294,7 @@ class WheelTable:
         spin = output.spin if output.spin is not None else current.spin
         result = {"round": current.round, "number": output.number,
                   **number_facts(output.number), "wheel_spin": spin, "source": output.source,
-                  "respin_of": current.respin_of, "void": None}
+                  "respin_of": current.respin_of, "void": None, "dealer": self.dealer}
         self.last_result = result
         self.recent.appendleft(result)
         self.rounds_finished += 1
@@ -296,7 +304,7 @@ class WheelTable:
         status = self.tracker.last_status
         if status is not None:
             direction = "clockwise" if int(status.direction) == 0 else "anticlockwise"
-        alert = self.bias.add(Spin(output.number, None, direction))
+        alert = self.bias.add(Spin(output.number, self.dealer, direction))
         if self.bias.games >= self.settings.bias.min_games or alert is not None:
             self.bias_evidence = self.bias.evidence().to_json_dict()
         if alert is not None:
@@ -375,6 +383,7 @@ class WheelTable:
             "prompt": prompt,
             "level": level,
             "host_starts": self.settings.tracker.host_starts,
+            "dealer": self.dealer,
             "wheel": wheel,
             "last_result": self.last_result,
             "last_numbers": [{"round": r["round"], "number": r["number"],

@@ -180,7 +180,9 @@ def test_the_console_speaks_a_wheel_tables_commands(tmp_path: Path) -> None:
         assert printed[-1].startswith("usage: reset-bias ID REASON")
         console.handle("reset-bias alice wheel levelled")
         console.handle("clear alice")
+        console.handle("dealer alice Maria Lopez")
         ctl.step(0.02)
+        assert ctl.table.dealer == "Maria Lopez"
         kinds = [r.kind for r in ctl.journal.records()]
         actions = [r.data["action"] for r in ctl.journal.records() if r.kind == "supervisor"]
-        assert actions == ["reset_bias", "clear"] and kinds[0] == "session"
+        assert actions == ["reset_bias", "clear", "dealer"] and kinds[0] == "session"

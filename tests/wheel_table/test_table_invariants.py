@@ -171,6 +171,10 @@ class WheelTableMachine(RuleBasedStateMachine):
     def supervisor_clears(self) -> None:
         self._apply(SupervisorAction("clear", "alice"))
 
+    @rule(name=st.sampled_from(["Maria", "Jon"]))
+    def dealer_changes(self, name: str) -> None:
+        self._apply(SupervisorAction("dealer", "alice", None, name))
+
     @rule()
     def supervisor_voids(self) -> None:
         self.disturbed = True
