@@ -44,7 +44,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from shoe_controller.errors import ConfigError
-from shoe_controller.table.irregularities import Irregularity
 
 log = logging.getLogger("shoe_controller.metrics")
 
@@ -120,6 +119,8 @@ class TableMetrics:
         # Children made now, so every series is there from the first scrape (at 0).
         for source in CARD_SOURCES:
             self.cards.labels(table_id, source)
+        from shoe_controller.table.irregularities import Irregularity  # a card table's kinds
+
         for irregularity in Irregularity:
             self.irregularities.labels(table_id, irregularity.value)
         for outcome in ROUND_OUTCOMES:

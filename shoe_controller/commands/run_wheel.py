@@ -38,6 +38,10 @@ def run_wheel(args: argparse.Namespace, config: RunConfig, http: Any) -> int:
         from shoe_controller.live.startup import check_http
 
         check_http(http)  # before the journal is touched
+    if config.metrics_address() is not None:
+        from shoe_controller.metrics import check_metrics_port
+
+        check_metrics_port(*config.metrics_address())  # type: ignore[misc]
     stop = threading.Event()
     stopped_by: list[str] = []
 
@@ -49,6 +53,7 @@ def run_wheel(args: argparse.Namespace, config: RunConfig, http: Any) -> int:
         signal.signal(signum, on_signal)
     with running_wheel_table(config, begin_session=False) as controller, wheel_services(
         controller, http=http, console=sys.stdin if args.console else None,
+        metrics=config.metrics_address(),
     ) as extras:
         console = None
         if not args.quiet:

@@ -48,6 +48,7 @@ from shoe_controller.wheel_table.inputs import (
     wheel_input_from_record,
 )
 from shoe_controller.wheel_table.machine import WheelTable
+from shoe_controller.wheel_table.metrics import WheelMetrics
 from wheel_protocol import Unparsed
 
 log = logging.getLogger("shoe_controller.wheel")
@@ -77,6 +78,7 @@ class WheelController:
         down_policy: str = "keep-dealing",
         profile_toml: str = "",
         result_seconds: float = RESULT_SECONDS,
+        metrics: WheelMetrics | None = None,
     ) -> None:
         from shoe_controller.access import AccessGuard
 
@@ -102,6 +104,9 @@ class WheelController:
         self._requested_open: int | None = None  # the round the table system asked to open
         self.refusal = ""
         self._view: dict[str, Any] | None = None
+        #: Prometheus metrics (``shoe run --metrics``; the display serves them at /metrics).
+        self.metrics = metrics if metrics is not None else WheelMetrics(table.settings.table_id)
+        self.metrics.watch(self)
 
     # ----------------------------------------------------------------- start-up
     def start(self, *, begin_session: bool = True) -> int:
@@ -116,6 +121,8 @@ class WheelController:
                                          "this journal is not a wheel table's, or is "
                                          "damaged (shoe journal verify)") from None
             outcome = self.table.handle(item, record.wall_time)
+            self.metrics.on_record(record.kind, None, record.wall_time, outcome.events,
+                                   live=False)
             count += 1
             if self.reporter is not None:
                 self.reporter.add(record.seq, record.wall_time, outcome.events, live=False)
@@ -286,9 +293,13 @@ class WheelController:
     # ----------------------------------------------------------------- applying one input
     def _apply(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:
         actor = item.supervisor if isinstance(item, SupervisorAction) else None
+        started = time.perf_counter()
         record = self.journal.append(item.KIND, item.to_data(), actor=actor,
                                      wall_time=self.clock())
+        self.metrics.observe_append(time.perf_counter() - started)
         outcome = self.table.handle(item, record.wall_time)
+        self.metrics.on_record(item.KIND, self.table.line_kind, record.wall_time,
+                               outcome.events)
         refused = [e["reason"] for e in outcome.events if e["type"] == "refused"]
         self.refusal = refused[0] if refused else ""
         if ticket is not None:

@@ -43,6 +43,7 @@ from wheel_protocol import (
     GameVoided,
     NoMoreBets,
     NumberAccepted,
+    Reply,
     RoundOpened,
     SelfTestResult,
     SendCommand,
@@ -55,6 +56,7 @@ from wheel_protocol import (
     WheelFault,
     WheelState,
     WheelStatusChanged,
+    WinningNumberLine,
     parse_wheel_bytes,
 )
 from wheel_protocol.events import FaultCode
@@ -87,6 +89,7 @@ FAULT_PROMPTS = {
 }
 
 BIAS_KIND = "wheel_bias"
+_LINE_KINDS = {Status: "status", WinningNumberLine: "result", Reply: "reply"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +149,7 @@ class WheelTable:
         self.bias_evidence: dict[str, Any] | None = None
         self.last_self_test: str | None = None
         self.noise_lines = 0
+        self.line_kind: str | None = None  # what the last input's line was (for metrics)
         self.dealer: str | None = None  # on the table now (the bias report's breakdown)
         self._events: list[dict[str, Any]] = []
         self._commands: list[Command] = []
@@ -154,9 +158,11 @@ class WheelTable:
     def handle(self, item: TableInput, at: float) -> Outcome:
         """Apply one journalled input at journal time ``at``."""
         self._events, self._commands = [], []
+        self.line_kind = None
         if isinstance(item, WheelLine):
             message = (Unparsed(item.raw, item.noise) if item.noise
                        else parse_wheel_bytes(item.raw))
+            self.line_kind = _LINE_KINDS.get(type(message), "noise")
             if isinstance(message, Unparsed):
                 self.noise_lines += 1
             self._tracked(self.tracker.receive(message, at))
@@ -182,6 +188,12 @@ class WheelTable:
         self.link_reason = "" if item.up else (item.reason or "lost")
         if item.up:
             self.tracker.resume(at)
+        elif self.current is not None and self.current.phase == "betting_open":
+            # Nobody may bet on a game the table cannot see: bets are locked at once; the
+            # game's outcome is taken when the line is back (or it is void), as the tracker
+            # decides from what the wheel then says.
+            self.current.phase = "betting_closed"
+            self._emit("betting_closed", round=self.current.round)
         self._emit("wheel_health", status="up" if item.up else "down",
                    reason=self.link_reason)
 
@@ -205,7 +217,7 @@ class WheelTable:
         except TrackerStateError as exc:
             self._refuse(f"betting {item.action}: {exc}")
             return
-        self._tracked(outputs)
+        self._tracked(outputs, origin=item.origin)
 
     def _supervisor(self, item: SupervisorAction, at: float) -> None:
         if item.action == "clear":
@@ -229,7 +241,7 @@ class WheelTable:
             except TrackerStateError as exc:
                 self._refuse(str(exc))
                 return
-            self._tracked(outputs)
+            self._tracked(outputs, voided_by=item.supervisor)
         elif item.action == "dealer":
             name = item.reason.strip()
             if not name or not name.isprintable() or len(name) > 64:
@@ -245,18 +257,23 @@ class WheelTable:
             self._refuse(f"a wheel table has no supervisor action {item.action!r}")
 
     # ------------------------------------------------------------------ tracker outputs
-    def _tracked(self, outputs: list[TrackerOutput]) -> None:
+    def _tracked(self, outputs: list[TrackerOutput], *, origin: str = "wheel",
+                 voided_by: str | None = None) -> None:
+        """``origin``: who closed betting (the wheel's state 4, or the host's command);
+        ``voided_by``: the supervisor (or ``table-system``) whose void this is. Both are
+        reported as a card table reports them."""
         for output in outputs:
             if isinstance(output, RoundOpened):
                 self._opened(output)
             elif isinstance(output, NoMoreBets):
-                if self.current is not None and self.current.game == output.game:
+                if (self.current is not None and self.current.game == output.game
+                        and self.current.phase == "betting_open"):
                     self.current.phase = "betting_closed"
-                    self._emit("betting_closed", round=self.current.round)
+                    self._emit("betting_closed", round=self.current.round, origin=origin)
             elif isinstance(output, NumberAccepted):
                 self._number(output)
             elif isinstance(output, GameVoided):
-                self._voided(output)
+                self._voided(output, voided_by)
             elif isinstance(output, WheelFault):
                 self._fault(output)
             elif isinstance(output, WheelStatusChanged):
@@ -314,7 +331,7 @@ class WheelTable:
                        round=current.round, latched=False, p=alert.evidence.p,
                        hottest_sector=list(alert.hottest_sector))
 
-    def _voided(self, output: GameVoided) -> None:
+    def _voided(self, output: GameVoided, voided_by: str | None) -> None:
         current = self.current
         if current is None or current.game != output.game:
             return
@@ -326,10 +343,12 @@ class WheelTable:
         self.recent.appendleft(result)
         self.rounds_finished += 1
         self.voids += 1
-        self._emit("round_void", round=current.round, reason=output.reason.value,
-                   detail=output.detail)
+        self._emit("round_void", round=current.round, supervisor=voided_by,
+                   reason=output.reason.value, detail=output.detail)
 
     def _fault(self, output: WheelFault) -> None:
+        if output.code is FaultCode.NO_STATUS and not self.link_up:
+            return  # the line is down: the display says so; silence is counted once it is up
         round_ = self._rounds_of_games.get(output.game) if output.game is not None else None
         facts = {"kind": output.code.value, "prompt": FAULT_PROMPTS[output.code],
                  "remedy": output.remedy, "detail": output.detail, "card": None,

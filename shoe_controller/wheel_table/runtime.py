@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,7 +35,7 @@ from shoe_controller.wheel_table.machine import WheelSettings, WheelTable
 from shoe_controller.wheel_table.settings import bias_config, tracker_config
 
 #: ``shoe run`` options that only a card table has (refused, by name, with a roulette profile).
-CARD_TABLE_ONLY = ("camera", "deck", "models", "camera_cross_check", "metrics", "mqtt")
+CARD_TABLE_ONLY = ("camera", "deck", "models", "camera_cross_check", "mqtt")
 
 
 def wheel_settings(config: RunConfig) -> WheelSettings:
@@ -49,6 +50,10 @@ def check_wheel_url(url: str) -> None:
     if url.startswith("usb://"):
         raise ConfigError(f"{url}: a wheel speaks RS-232: use its serial port (/dev/ttyS0, "
                           "/dev/ttyUSB0, socket://HOST:PORT, ...)")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("socket", "rfc2217") and (not parts.hostname or not parts.port):
+        raise ConfigError(f"{url}: a {parts.scheme}:// URL needs the host and port, e.g. "
+                          f"{parts.scheme}://192.168.1.40:7001")
     try:
         serial.serial_for_url(url, do_not_open=True)
     except (ValueError, serial.SerialException) as exc:
@@ -99,13 +104,20 @@ def running_wheel_table(config: RunConfig, *, begin_session: bool = True,
 
 
 @contextlib.contextmanager
-def wheel_services(controller: WheelController, *, http: Any = None,
-                   console: Any = None) -> Iterator[Any]:
-    """The dealer display (``http``) and the supervisor console (``console``: the lines to
-    read) beside a wheel controller; a failure of either in its own thread stops the loop of
+def wheel_services(controller: WheelController, *, http: Any = None, console: Any = None,
+                   metrics: tuple[str, int] | None = None) -> Iterator[Any]:
+    """The dealer display (``http``), the supervisor console (``console``: the lines to
+    read) and the Prometheus metrics on a port of their own (``metrics``: host and port)
+    beside a wheel controller; a failure of either in its own thread stops the loop of
     ``should_stop`` and is re-raised there (as a card table's)."""
     started = Services()
     with contextlib.ExitStack() as stack:
+        if metrics is not None:
+            from shoe_controller.metrics import serve_metrics
+
+            scraped = serve_metrics(controller.metrics, *metrics)  # type: ignore[arg-type]
+            stack.callback(scraped.close)
+            print(f"metrics: {scraped.url}", flush=True)
         if http:
             from shoe_controller.web.binding import http_settings
             from shoe_controller.web.wheel_app import serve_wheel
