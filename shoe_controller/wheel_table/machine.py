@@ -193,7 +193,7 @@ class WheelTable:
             # game's outcome is taken when the line is back (or it is void), as the tracker
             # decides from what the wheel then says.
             self.current.phase = "betting_closed"
-            self._emit("betting_closed", round=self.current.round)
+            self._emit("betting_closed", round=self.current.round, origin="line_lost")
         self._emit("wheel_health", status="up" if item.up else "down",
                    reason=self.link_reason)
 
