@@ -57,6 +57,22 @@ log = logging.getLogger("shoe_controller.wheel")
 #: stays on the display before betting opens for the next game.
 RESULT_SECONDS = 3.0
 
+class SessionClock:
+    """Wall time read once at start, then advanced by the monotonic clock.
+
+    The journal's times are the game tracker's clock (grace periods, confirmation windows,
+    silence), so they must not jump: an NTP step during a game would void it or latch a
+    silent wheel. Across a restart the clock is read again, never earlier than the journal's
+    last record (the tracker's times only go forward)."""
+
+    def __init__(self, not_before: float = 0.0) -> None:
+        self._base = max(time.time(), not_before)
+        self._started = time.monotonic()
+
+    def __call__(self) -> float:
+        return self._base + (time.monotonic() - self._started)
+
+
 Listener = Callable[[dict[str, Any], list[dict[str, Any]]], None]
 """Called after each input with the table's view and the events it caused."""
 RecordTap = Callable[[int, float, list[dict[str, Any]], bool], None]
@@ -72,7 +88,7 @@ class WheelController:
         connection: WheelConnection,
         betting_seconds: float = 15.0,
         supervisors: Mapping[str, str] | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         version: str = "",
         reporter: Reporter | None = None,
         down_policy: str = "keep-dealing",
@@ -91,7 +107,9 @@ class WheelController:
         self.result_seconds = result_seconds
         self.supervisors = dict(supervisors or {})
         self.access = AccessGuard(self.supervisors, clock=time.monotonic)
-        self.clock = clock
+        #: The journal's and the tracker's clock (None: a :class:`SessionClock` set at start).
+        self.clock: Callable[[], float] = clock or time.time
+        self._own_clock = clock is None
         self.version = version
         self.reporter = reporter
         self.down_policy = down_policy
@@ -113,7 +131,9 @@ class WheelController:
         """Rebuild the table from the journal (nothing is written to the wheel), then record
         this session unless ``begin_session`` is False. Returns the records read."""
         count = 0
+        last_time = 0.0
         for record in self.journal.records():
+            last_time = record.wall_time
             try:
                 item = wheel_input_from_record(record.kind, record.data)
             except (ValueError, ShoeError) as exc:
@@ -128,6 +148,8 @@ class WheelController:
                 self.reporter.add(record.seq, record.wall_time, outcome.events, live=False)
             for tap in self.record_taps:
                 tap(record.seq, record.wall_time, outcome.events, False)
+        if self._own_clock:
+            self.clock = SessionClock(not_before=last_time)
         log.info("wheel table rebuilt from %d journal records: round %d", count,
                  self.table.round_number,
                  extra={"records": count, "round": self.table.round_number})

@@ -144,3 +144,15 @@ def test_host_started_games_open_on_the_hosts_word_and_start_with_u() -> None:
     assert script.table.last_result is not None and script.table.last_result["number"] == 14
     refused = script.apply(BettingCommand("close", "table-system"))
     assert refused[0]["type"] == "refused"
+
+
+def test_the_session_clock_goes_on_from_the_journal_and_does_not_jump() -> None:
+    import time
+
+    from shoe_controller.wheel_table.controller import SessionClock
+
+    future = time.time() + 3600  # the journal's last record, written before the clock stepped
+    clock = SessionClock(not_before=future)
+    first = clock()
+    assert first >= future
+    assert 0 <= clock() - first < 1.0
