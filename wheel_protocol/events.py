@@ -39,6 +39,7 @@ class FaultCode(enum.Enum):
     NUMBER_MISMATCH = "number_mismatch"
     NO_STATUS = "no_status"  # nothing heard from the wheel for too long
     GAME_NOT_OPENED = "game_not_opened"  # a game ran that no betting round was open for
+    LINE_NOISE = "line_noise"  # a number reported while the ball was still running: dropped
 
 
 REMEDIES: dict[FaultCode, str] = {
@@ -57,6 +58,8 @@ REMEDIES: dict[FaultCode, str] = {
     FaultCode.NO_STATUS: "No status from the wheel: check the cable and the wheel's power",
     FaultCode.GAME_NOT_OPENED: "A game ran while no betting round was open: it is not "
     "settled; check the table system",
+    FaultCode.LINE_NOISE: "A winning number came while the ball was still running: ignored "
+    "as line noise; check the wheel's cable if it happens again",
 }
 
 

@@ -349,6 +349,15 @@ class GameTracker:
             else:
                 return
         self._launched = True
+        if self._reports:
+            # A number was reported, yet the ball is still running: no wheel goes back from
+            # "winning number" within a game, so the report was line noise (a flipped state
+            # digit making the last game's number look current, or a stray two-digit line).
+            # Taken, it would be settled after the confirm window: it is dropped instead.
+            dropped = ", ".join(f"{number} ({source})" for number, source in self._reports)
+            self._reports = []
+            self._fault(FaultCode.LINE_NOISE, f"{dropped} reported while the ball was still "
+                        f"running (state {int(status.state)})", False, now, out)
         if status.state is WheelState.NO_MORE_BETS and self.phase is Phase.BETTING:
             self._close(now, out)
         if self._rim_since is None:

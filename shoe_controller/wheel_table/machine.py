@@ -86,6 +86,7 @@ FAULT_PROMPTS = {
     FaultCode.NUMBER_MISMATCH: "Two different numbers reported",
     FaultCode.NO_STATUS: "Wheel silent",
     FaultCode.GAME_NOT_OPENED: "Game ran with no round open",
+    FaultCode.LINE_NOISE: "Line noise",
 }
 
 BIAS_KIND = "wheel_bias"

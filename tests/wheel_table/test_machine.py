@@ -156,3 +156,18 @@ def test_the_session_clock_goes_on_from_the_journal_and_does_not_jump() -> None:
     first = clock()
     assert first >= future
     assert 0 <= clock() - first < 1.0
+
+
+def test_a_number_seen_while_the_ball_still_runs_is_noise_not_a_result() -> None:
+    script = Script()
+    script.apply(LinkChanged(True))
+    # game 1 is running; the last game's 17 shows in every status. One status has its state
+    # digit flipped (3 -> 5), and a stray two-digit line arrives: neither may decide the game.
+    script.lines("*X;2;030;17;0;250;0", "*X;3;030;17;0;250;0", "*X;5;030;17;0;250;0",
+                 "*X;3;030;17;0;250;0", " 5", "*X;4;030;17;0;250;0")
+    script.wait(3.0)  # well past the confirm window
+    assert "winning_number" not in script.kinds()
+    warnings = [e["kind"] for e in script.events if e["type"] == "wheel_warning"]
+    assert warnings == ["line_noise", "line_noise"]
+    script.lines("*X;5;030;22;0;250;0", "22")
+    assert script.table.last_result is not None and script.table.last_result["number"] == 22
