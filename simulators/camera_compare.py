@@ -90,7 +90,8 @@ def compare(condition: CameraCondition, real_folder: Path, seed: int, *,
         sim_paths = {session: sorted(folder.glob(f"*_{session}_*.png")) for session in sessions}
         sim_stats = {session: summarise_files(_spread(paths, stats_per_session))[0]
                      for session, paths in sim_paths.items()}
-    real = holdout_bench(real_folder, condition.enrol_per_card, seed, roi, name="real")
+    real = holdout_bench(real_folder, condition.enrol_per_card, seed, roi, name="real",
+                         sessions={path.name: session for _, session, path in plan})
     real_stats = {session: summarise_files(_spread(
         [path for _, s, path in plan if s == session], stats_per_session))[0]
         for session in sessions}

@@ -57,6 +57,9 @@ class Session:
     """Grey level white paper reaches (measured: the real session's ``highlight``, p10-p90)."""
     cast: tuple[Range, Range]
     """White paper's (blue / green, red / green) (measured: ``paper_cast``, p10-p90)."""
+    metering: Range | None = None
+    """Auto-exposure that meters the whole frame: its mean grey level (measured: the real
+    session's ``brightness``, p10-p90); then ``paper`` is not used."""
     size: tuple[int, int] | None = None
     """The capture size (width, height) when it is not the condition's."""
     uneven: float = 0.1
@@ -186,14 +189,16 @@ OVERHEAD_FELT = CameraCondition(
     sessions={
         # s1: by eye on 40 frames, 13 with a hand, 10 partly out of frame, cards smaller;
         # s2: 28 of 40 with a hand, 3 partly out of frame.
-        "s1": Session("s1", paper=(95, 185), cast=((0.98, 1.04), (1.0, 1.15)),
-                      uneven=0.15, defocus=(0.5, 1.6), motion=0.25, hand=0.33, partial=0.25,
+        "s1": Session("s1", paper=(95, 185), metering=(33, 47),
+                      cast=((0.98, 1.04), (1.0, 1.15)),
+                      uneven=0.15, defocus=(0.6, 1.5), motion=0.25, hand=0.33, partial=0.25,
                       card_size=(0.45, 0.75)),
-        "s2": Session("s2", paper=(130, 200), cast=((0.92, 1.01), (0.92, 1.09)),
-                      uneven=0.15, defocus=(0.4, 1.0), motion=0.1, hand=0.7, partial=0.08,
+        "s2": Session("s2", paper=(130, 200), metering=(46, 67),
+                      cast=((0.92, 1.01), (0.92, 1.09)),
+                      uneven=0.15, defocus=(0.6, 1.3), motion=0.1, hand=0.7, partial=0.08,
                       card_size=(0.65, 0.85)),
     },
-    read_noise=(1.0, 2.5), shot_noise=0.03,  # assumed; checked: measured noise 0.19-0.43
+    read_noise=(1.5, 3.0), shot_noise=0.03,  # assumed; checked: measured noise 0.19-0.43
     vignetting=0.5,  # assumed (a wide webcam lens); checked: corner ratio
     jpeg_quality=95,  # assumed: the capture script's cv2.imwrite default
     output_size=(960, 540), output_jpeg=90,  # SOURCE.md: resized (area), saved at quality 90
@@ -201,7 +206,7 @@ OVERHEAD_FELT = CameraCondition(
     extra={
         # Measured: the felt's median colour over the set (BGR), relative to white paper at
         # the set's median highlight (about 150).
-        "felt": (0.21, 0.33, 0.12), "spot_floor": 0.2,
+        "felt": (0.29, 0.46, 0.17), "spot_floor": 0.05,
         # Assumed: light skin's reflectance (sRGB about 224, 172, 140).
         "skin": (0.55, 0.67, 0.88),
     },
@@ -271,10 +276,12 @@ def illumination(rng: np.random.Generator, size: tuple[int, int], uneven: float,
 
 
 def _spot(rng: np.random.Generator, size: tuple[int, int], floor: float) -> np.ndarray:
-    """Dim directional light: a broad spot somewhere near the middle over an ambient floor."""
+    """Dim directional light: a broad spot over an ambient floor, its centre anywhere from
+    well inside to a little outside the frame (a lamp to one side lights the table as a
+    gradient)."""
     width, height = size
-    cx, cy = rng.uniform(0.3, 0.7) * width, rng.uniform(0.3, 0.7) * height
-    sigma = rng.uniform(0.25, 0.6) * width
+    cx, cy = rng.uniform(-0.1, 1.1) * width, rng.uniform(-0.1, 1.1) * height
+    sigma = rng.uniform(0.25, 0.45) * width
     y, x = np.mgrid[0:height, 0:width].astype(np.float32)
     spot = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * sigma ** 2))
     return (floor + (1 - floor) * spot) / 1.0
@@ -300,11 +307,18 @@ def optics(image: np.ndarray, rng: np.random.Generator, session: Session,
 
 
 def expose(image: np.ndarray, rng: np.random.Generator, session: Session) -> np.ndarray:
-    """Auto-exposure and white balance: white paper (reflectance 1, light 1) reaches the
-    session's paper level in green and its measured cast in blue and red."""
+    """Auto-exposure and white balance: white paper (reflectance 1, light 1) comes out at the
+    session's paper level in green and its measured cast in blue and red; or, with metering,
+    the frame's mean comes out at the metered level."""
     level = rng.uniform(*session.paper)
     blue, red = rng.uniform(*session.cast[0]), rng.uniform(*session.cast[1])
-    return image * (np.array([blue, 1.0, red], np.float32) * level)
+    image = image * (np.array([blue, 1.0, red], np.float32) * level)
+    if session.metering is not None:
+        # The camera's own auto-exposure: it brings the frame's mean, not the paper, to its
+        # target, so a card on the dark side of the table comes out dim.
+        metered = float(cv2.cvtColor(np.clip(image, 0, 255), cv2.COLOR_BGR2GRAY).mean())
+        image *= rng.uniform(*session.metering) / max(metered, 1e-3)
+    return image
 
 
 def sensor(image: np.ndarray, rng: np.random.Generator, condition: CameraCondition,
@@ -483,14 +497,14 @@ def _hand(scene: np.ndarray, rng: np.random.Generator, card: np.ndarray, skin: n
     height, width = scene.shape[:2]
     centre = card.mean(axis=0)
     card_len = float(np.linalg.norm(card[0] - card[3]))
-    # From the nearest frame edge, along the line from there to the card's centre.
-    distances = [centre[0], width - centre[0], centre[1], height - centre[1]]
-    side = int(np.argmin(np.asarray(distances) + rng.uniform(0, 0.5 * min(width, height), 4)))
-    direction = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]][side], np.float32)
+    # From where the player sits (by eye on the real frames: mostly the right, then the
+    # bottom, a few from the left), towards the card.
+    side = int(rng.choice(3, p=[0.6, 0.25, 0.15]))
+    direction = np.array([[-1, 0], [0, -1], [1, 0]][side], np.float32)
     direction = direction + rng.normal(0, 0.3, 2)
     direction /= np.linalg.norm(direction)
     # The fingertips reach the card's edge zone: up to 20 % of the card in, or a little short.
-    reach = rng.uniform(-0.1, 0.25) * card_len
+    reach = rng.uniform(-0.05, 0.3) * card_len
     # The card's extent along the direction, from its centre back towards the hand.
     back = float(np.max((card - centre) @ -direction))
     tips = centre - direction * (back - reach)

@@ -16,6 +16,9 @@ frame as it would reach the recogniser (after JPEG), at its own resolution:
   scene's light) as (blue / green, red / green): 1, 1 is neutral;
 - ``corner_ratio``: the median grey of the four corner patches over the frame's median
   (vignetting and a light falling off away from the card);
+- ``light_spread``: how uneven the light is: the frame cut into a 6 x 6 grid, the 75th over
+  the 25th percentile of the cells' median grey (a lit patch of table against its dark side;
+  the card lifts only a few cells);
 - ``jpeg_quality``: the IJG quality a JPEG file was written with, from its luminance
   quantisation table (None for a lossless file).
 """
@@ -60,6 +63,7 @@ class FrameStats:
     sharpness: float
     paper_cast: tuple[float, float]
     corner_ratio: float
+    light_spread: float
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -105,6 +109,15 @@ def corner_ratio(frame: np.ndarray) -> float:
     return float(np.median(corners) / max(float(np.median(grey)), 1.0))
 
 
+def light_spread(frame: np.ndarray) -> float:
+    grey = grey_of(frame)
+    rows = np.array_split(np.arange(grey.shape[0]), 6)
+    columns = np.array_split(np.arange(grey.shape[1]), 6)
+    cells = [float(np.median(grey[np.ix_(r, c)])) for r in rows for c in columns]
+    low, high = np.percentile(cells, [25, 75])
+    return float(high / max(low, 1.0))
+
+
 def frame_stats(frame: np.ndarray) -> FrameStats:
     grey = grey_of(frame)
     low, high = np.percentile(grey, [5, 95])
@@ -112,7 +125,8 @@ def frame_stats(frame: np.ndarray) -> FrameStats:
                       brightness=float(grey.mean()), highlight=float(high),
                       contrast=float(high - low),
                       noise=noise_sigma(frame), sharpness=sharpness(frame),
-                      paper_cast=paper_cast(frame), corner_ratio=corner_ratio(frame))
+                      paper_cast=paper_cast(frame), corner_ratio=corner_ratio(frame),
+                      light_spread=light_spread(frame))
 
 
 def jpeg_quality(data: bytes) -> int | None:
@@ -151,13 +165,14 @@ class StatRange:
 
 
 STAT_NAMES = ("brightness", "highlight", "contrast", "noise", "sharpness", "cast_blue", "cast_red",
-              "corner_ratio")
+              "corner_ratio", "light_spread")
 
 
 def _values(stats: FrameStats) -> dict[str, float]:
     return {"brightness": stats.brightness, "highlight": stats.highlight, "contrast": stats.contrast, "noise": stats.noise,
             "sharpness": stats.sharpness, "cast_blue": stats.paper_cast[0],
-            "cast_red": stats.paper_cast[1], "corner_ratio": stats.corner_ratio}
+            "cast_red": stats.paper_cast[1], "corner_ratio": stats.corner_ratio,
+            "light_spread": stats.light_spread}
 
 
 def summarise(frames: Iterable[FrameStats]) -> dict[str, StatRange]:

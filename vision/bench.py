@@ -240,10 +240,12 @@ class HoldoutResult:
 
 
 def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None,
-                  name: str = "holdout") -> HoldoutResult:
+                  name: str = "holdout", sessions: dict[str, str] | None = None
+                  ) -> HoldoutResult:
     """Enrol from ``per_card`` photos of each card (seeded draw) and read every other photo
     of the folder. Cards with fewer than 2 enrolment frames where a card was found are left
-    out of the enrolment (and named); their other photos are still read, and count."""
+    out of the enrolment (and named); their other photos are still read, and count.
+    ``sessions`` (file name -> session) overrides what :func:`read_sessions` finds."""
     items = read_labels(folder)
     enrol_items, test_items = draw_enrolment(items, per_card, seed)
     start = time.process_time()
@@ -256,6 +258,7 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
     if model is None:
         result = BenchResult(frames=len(test_items), declined=len(test_items))
     else:
-        result = measure(Recogniser(model), test_items, read_sessions(folder))
+        result = measure(Recogniser(model), test_items,
+                         read_sessions(folder) if sessions is None else sessions)
     return HoldoutResult(result, model, [path.name for path, _ in enrol_items], skipped,
                          left_out, enrol_seconds, per_card, seed)
