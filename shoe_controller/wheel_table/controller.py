@@ -322,6 +322,12 @@ class WheelController:
         outcome = self.table.handle(item, record.wall_time)
         self.metrics.on_record(item.KIND, self.table.line_kind, record.wall_time,
                                outcome.events)
+        if self._betting_closes_at is None and self.table.settings.tracker.host_starts \
+                and self._own_betting() \
+                and any(e["type"] == "round_opened" for e in outcome.events):
+            # The countdown starts with the round, in the view the listeners get now (the
+            # timer would set it at the next step, after the display was told).
+            self._betting_closes_at = record.wall_time + self.betting_seconds
         refused = [e["reason"] for e in outcome.events if e["type"] == "refused"]
         self.refusal = refused[0] if refused else ""
         if ticket is not None:
