@@ -177,7 +177,8 @@ class Login(BaseModel):
 class Action(Login):
     action: str = Field(description="clear, void_round, enter_card, end_shoe, or error_burn "
                         "(blackjack: burn the profile's cards after a game error, between "
-                        "rounds)")
+                        "rounds); at a wheel table: clear, void_round, reset_bias (`reason`: "
+                        "why) or dealer (`reason`: the dealer's name)")
     card: str | None = Field(default=None, description="for enter_card: a card code, e.g. QS")
     reason: str = Field(default="", max_length=200, description="why: required (not blank) "
                         "for void_round, journalled with it; a void without one is refused "

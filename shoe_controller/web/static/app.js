@@ -1,86 +1,12 @@
-// Dealer display: renders the State document pushed over server-sent events (/api/stream).
+// The card table's dealer display: renders the State document pushed over server-sent events
+// (/api/stream), on what every display shares (live.js, loaded first).
 // Plain JavaScript, no build step, nothing loaded from the internet (the dealer PC may be offline).
 // Text from the server (bet names from a profile, card codes, reasons) is never parsed as HTML:
 // it goes in with textContent, or through esc() inside the SVG markup of the roads.
 "use strict";
 
-const $ = (sel) => document.querySelector(sel);
-const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-const esc = (value) => String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]);
-const num = (value) => (Number.isFinite(Number(value)) ? Number(value) : 0);
-
-function el(tag, props, ...children) {
-  const node = document.createElement(tag);
-  Object.assign(node, props || {});
-  node.append(...children.filter((c) => c !== null && c !== undefined && c !== ""));
-  return node;
-}
 const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const COLORS = { B: "#e5383b", P: "#2f7de1", T: "#2fb344", red: "#e5383b", blue: "#2f7de1" };
-const STALE_MS = 12000;  // the server pings every 5 s; silence this long means a dead link
-const PANEL_IDLE_MS = 120000;  // the supervisor panel locks itself after two idle minutes
-
-let lastMessageAt = 0;
-let source = null;
-
-function connect() {
-  source = new EventSource("/api/stream");
-  source.addEventListener("state", (e) => {
-    lastMessageAt = Date.now();
-    setOffline(false);
-    render(JSON.parse(e.data));
-  });
-  source.addEventListener("ping", () => { lastMessageAt = Date.now(); setOffline(false); });
-  source.onerror = () => setOffline(true);  // EventSource reconnects by itself
-}
-
-// Disconnected: the whole screen says so (a stale prompt must not be dealt from).
-function setOffline(offline) {
-  const box = $("#offline");
-  if (offline && box.hidden) {
-    $('[data-testid="offline-since"]').textContent = lastMessageAt
-      ? `(last update at ${new Date(lastMessageAt).toLocaleTimeString()})` : "";
-  }
-  box.hidden = !offline;
-  document.body.classList.toggle("offline-now", offline);
-}
-setInterval(() => { if (lastMessageAt && Date.now() - lastMessageAt > STALE_MS) setOffline(true); }, 1000);
-
-// ------------------------------------------------------------------ big text that fits
-// A prompt is shown in phrases: a line break is allowed between them (after a colon, before a
-// bracket) and between words, never inside "7 to 4"; the text takes the largest size at which
-// it fits its box without breaking a word.
-const KEEP_TOGETHER = /(\d+) to (\d+)/gi;
-function phrases(text) {
-  const parts = String(text).split(/(?<=:)\s+|\s+(?=\()/);
-  return parts.map((part) => part.replace(KEEP_TOGETHER, "$1\u00a0to\u00a0$2"));
-}
-
-function setPhrases(node, text) {
-  const children = [];
-  phrases(text).forEach((part, i) => {
-    if (i) children.push(" ");
-    children.push(el("span", { className: "phrase", textContent: part }));
-  });
-  node.replaceChildren(...children);
-  node.dataset.text = text;
-}
-
-function fitText(node, largest, smallest, oneLineSmallest = 48) {
-  const fits = () => node.scrollHeight <= node.clientHeight + 1 && node.scrollWidth <= node.clientWidth + 1;
-  // First each phrase on one line, if that is still big; else words wrap inside phrases.
-  node.classList.add("nowrap");
-  for (let size = largest; size >= oneLineSmallest; size -= 2) {
-    node.style.fontSize = size + "px";
-    if (fits()) return size;
-  }
-  node.classList.remove("nowrap");
-  for (let size = largest; size >= smallest; size -= 2) {
-    node.style.fontSize = size + "px";
-    if (fits()) return size;
-  }
-  return smallest;
-}
 
 // ------------------------------------------------------------------ rendering
 function render(s) {
@@ -267,7 +193,6 @@ function renderRoads(roads) {
 }
 
 function pct(x, digits) { return (num(x) * 100).toFixed(digits).replace("-", "\u2212") + " %"; }
-const words = (id) => String(id).replace(/_/g, " ");
 
 // House edge: the bettor's expected loss per unit staked (negative: the player has the edge);
 // chance to win: of the bet winning on a round dealt from the cards left (a push is not a win).
@@ -348,106 +273,11 @@ function renderSupervisorLog(entries) {
     return li;
   }));
 }
-
-// ------------------------------------------------------------------ supervisor panel
-// The PIN is kept in this page's memory only while the panel is unlocked; the server checks
-// it again for every action and the table journals each action with the supervisor's id.
-let credentials = null;
-let idleTimer = null;
-
-// The panel's main message says what the table decided: green done, red refused or failed,
-// amber queued (handed over, not yet journalled); the headline says it in words too.
-// ``content``: a string, or { headline, why, who } for an action's outcome.
-function message(content, kind) {
-  const box = $("#panel-message");
-  if (typeof content === "string") {
-    box.textContent = content;
-  } else {
-    box.replaceChildren(...[
-      el("span", { className: "headline", textContent: content.headline }),
-      content.why ? " " : null, content.why ? el("span", { className: "why", textContent: content.why }) : null,
-      content.who ? " " : null, content.who ? el("span", { className: "who-did", textContent: content.who }) : null,
-    ].filter((part) => part !== null));
-  }
-  box.className = "panel-message " + (kind === true ? "good" : kind === false ? "bad" : kind);
-  box.dataset.kind = kind === true ? "good" : kind === false ? "bad" : kind;
-}
-
-function lockPanel() {
-  credentials = null;
-  $("#actions").hidden = true;
-  $("#login").hidden = false;
-  $("#sup-pin").value = "";
-}
-
-function touchPanel() {
-  clearTimeout(idleTimer);
-  idleTimer = setTimeout(() => { lockPanel(); message("Panel locked after two idle minutes", "pending"); }, PANEL_IDLE_MS);
-}
-
-// Resolves to { status, data } for the answers the caller handles (2xx and those in `handled`),
-// throws an Error carrying the server's reason for any other.
-async function post(path, body, handled = []) {
-  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  let data = {};
-  try { data = await response.json(); } catch (e) { /* no body */ }
-  if (!response.ok && !handled.includes(response.status)) {
-    const detail = typeof data.detail === "string" ? data.detail : `refused (${response.status})`;
-    throw new Error(detail);
-  }
-  return { status: response.status, data };
-}
-
-function outcomeMessage(label, who, outcome) {
-  if (outcome.status === "queued") {
-    return [{ headline: `QUEUED: ${label}`, why: "Not yet journalled: the table applies it in order; it is lost if the controller stops first." }, "warn"];
-  }
-  if (!outcome.accepted) {
-    return [{ headline: `REFUSED: ${label}`, why: `The table refused it: ${outcome.message}`, who: `Journalled as tried by ${who}.` }, false];
-  }
-  return [{ headline: `DONE: ${label}`, why: outcome.message || "", who: `Journalled as done by ${who}.` }, true];
-}
-
-$("#open-panel").addEventListener("click", () => { $("#panel").hidden = false; touchPanel(); });
-$("#close-panel").addEventListener("click", () => { $("#panel").hidden = true; });
-$("#lock").addEventListener("click", () => { lockPanel(); message("Panel locked", "pending"); });
-
-$("#login").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const body = { supervisor: $("#sup-id").value.trim(), pin: $("#sup-pin").value };
-  message("Checking...", "pending");
-  try {
-    await post("/api/supervisor/login", body);
-    credentials = body;
-    $("#who").textContent = body.supervisor;
-    $("#login").hidden = true;
-    $("#actions").hidden = false;
-    message("Unlocked", true);
-    touchPanel();
-  } catch (err) {
-    lockPanel();
-    message({ headline: "NOT UNLOCKED", why: err.message }, false);
-  }
+startActions({
+  confirmFor: { end_shoe: "End this shoe now?" },
+  fields: () => ({ reason: $("#reason").value, card: $("#card").value.trim().toUpperCase() || null }),
 });
-
-for (const button of document.querySelectorAll(".act")) {
-  button.addEventListener("click", async () => {
-    if (!credentials) return;
-    const action = button.dataset.action;
-    if (action === "end_shoe" && !confirm("End this shoe now?")) return;
-    touchPanel();
-    const body = { ...credentials, action, reason: $("#reason").value, card: $("#card").value.trim().toUpperCase() || null };
-    message("Sending...", "pending");
-    try {
-      const answer = await post("/api/supervisor/action", body, [409]);
-      message(...outcomeMessage(button.textContent, credentials.supervisor, answer.data));
-    } catch (err) {
-      message({ headline: `NOT DONE: ${button.textContent}`, why: err.message }, false);
-    }
-  });
-}
-
-connect();
+connect(render);
 
 // Blackjack: the dealer's hand (the hole card face down until the dealer turns it over: the
 // server sends no code for it), every seat's hands with totals, and the awaited decision with
