@@ -27,8 +27,12 @@ function render(s) {
   const prompt = $("#prompt");
   prompt.classList.remove("level-action", "level-wait", "level-result", "level-error");
   prompt.classList.add("level-" + v.level);
-  if (prompt.dataset.text !== v.prompt) {
-    setPhrases(prompt, v.prompt);
+  // While something is latched the box below says what and what to do: the prompt says only
+  // what happened and who must act (the whole prompt is its title).
+  const text = v.latched.length ? `${v.latched[0].prompt}: a supervisor must clear it` : v.prompt;
+  if (prompt.dataset.text !== text) {
+    setPhrases(prompt, text);
+    prompt.title = v.prompt;
     prompt.dataset.fitSize = fitText(prompt, 72, 28);  // its box has a fixed size
   }
   const open = v.phase === "betting_open" && s.betting_seconds_left !== null;
