@@ -1,9 +1,11 @@
 """``shoe journal``: verify a table journal, export its rounds, recall the last rounds.
 
 ``verify`` needs only the journal package; ``export`` and ``recall`` replay the journal through
-the table (``shoe_controller.table.history``), imported only when asked for. They are the tools
-to investigate a journal that fails ``verify``, so they still work on one, but first they run
-the same check and print a WARNING on stderr when the hash chain is broken.
+the table that wrote it, imported only when asked for: a card table
+(``shoe_controller.table.history``) or, when the journal's session record says ``game =
+"roulette"``, a wheel table (:mod:`shoe_controller.commands.roulette_journal`). They are the
+tools to investigate a journal that fails ``verify``, so they still work on one, but first
+they run the same check and print a WARNING on stderr when the hash chain is broken.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     verify.add_argument("--json", action="store_true", help="one JSON object")
     _key_file_option(verify)
 
-    export_help = "the journal's rounds as JSON lines (the `shoe replay` schema)"
+    export_help = ("the journal's rounds as JSON lines (the `shoe replay` schema; a wheel "
+                   "table's: one round line per game, docs/roulette.md)")
     export = actions.add_parser("export", help=export_help, description=export_help + (
         "; warns on stderr if the hash chain is broken (see verify)"))
     export.add_argument("path", metavar="PATH", type=Path, help="the journal file")
@@ -53,6 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of standard output"
     )
     _key_file_option(export)
+    _config_option(export)
 
     recall_help = "the last rounds, card by card (game recall), the round in play included"
     recall = actions.add_parser("recall", help=recall_help, description=recall_help + (
@@ -63,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     recall.add_argument("--json", action="store_true", help="one JSON object per round")
     _key_file_option(recall)
+    _config_option(recall)
 
 
 def _key_file_option(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +76,16 @@ def _key_file_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         type=Path,
         help="HMAC key of a keyed journal (the file's bytes, whitespace stripped)",
+    )
+
+
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="wheel tables: the run configuration the controller ran with (its [wheel] "
+             "grace periods decide games; default: shoe run's defaults)",
     )
 
 
@@ -156,9 +171,40 @@ def _warn_if_tampered(args: argparse.Namespace) -> None:
               f"journalled; see shoe journal verify {args.path}", file=sys.stderr)
 
 
+def _journal_game(path: Path) -> str:
+    """The game the journal's table plays: its first session record's ``game``
+    (``baccarat`` for a journal written before sessions named it)."""
+    from shoe_controller.journal import Journal
+
+    with Journal(path, readonly=True) as journal:
+        for record in journal.records():
+            if record.kind == "session":
+                game = record.data.get("game", "baccarat")
+                return game if isinstance(game, str) else "baccarat"
+    return "baccarat"
+
+
+def _wheel_tools(args: argparse.Namespace) -> tuple[Any, Any] | None:
+    """For a wheel table's journal, the roulette module and the replay's settings (from
+    ``--config``); None for a card table's."""
+    if _journal_game(args.path) != "roulette":
+        if args.config is not None:
+            raise ShoeError(f"{args.path}: --config is for a wheel table's journal; this one "
+                            "is a card table's")
+        return None
+    from shoe_controller.commands import roulette_journal
+
+    return roulette_journal, roulette_journal.wheel_settings_from_config(args.config)
+
+
 def _export(args: argparse.Namespace) -> int:
     _warn_if_tampered(args)
-    lines = _history().export_lines(args.path)
+    wheel = _wheel_tools(args)
+    if wheel is not None:
+        module, settings = wheel
+        lines = module.export_lines(args.path, settings)
+    else:
+        lines = _history().export_lines(args.path)
     if args.output is None:
         _write_lines(lines, sys.stdout)
         return 0
@@ -174,6 +220,16 @@ def _export(args: argparse.Namespace) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     _warn_if_tampered(args)
+    wheel = _wheel_tools(args)
+    if wheel is not None:
+        module, settings = wheel
+        rounds = module.recall(args.path, args.last, settings)
+        if args.json:
+            _write_lines(rounds, sys.stdout)
+        else:
+            lines = module.format_roulette_rounds(rounds) or ["no rounds in the journal"]
+            sys.stdout.write("\n".join(lines) + "\n")
+        return 0
     rounds = _history().recall(args.path, args.last)
     if args.json:
         _write_lines(rounds, sys.stdout)
