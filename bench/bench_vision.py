@@ -10,7 +10,8 @@ against the real photographs it mirrors (``../shared/real-cards``): per camera c
 the same recogniser enrolled the same way on a simulated set laid out like the real set and
 on the real set, their accuracy, precision and decline rate side by side, the difference in
 points and whether it is within a few (3) points; then the frames' statistics per session.
-Usage: .venv/bin/python bench/bench_vision.py --simulate all [--seed S] [--real DIR]
+Usage: .venv/bin/python bench/bench_vision.py --simulate all [--seed S] [--sim-seed S]
+[--real DIR]
 """
 
 from __future__ import annotations
@@ -62,12 +63,15 @@ def main() -> None:
     parser.add_argument("--simulate", metavar="CONDITION", action="append",
                         help="compare the realistic camera with real photos: a condition "
                         "(in_shoe_corner, low_res_slot, overhead_felt) or 'all'; repeatable")
+    parser.add_argument("--sim-seed", type=int, metavar="S",
+                        help="with --simulate: draw the simulated frames with S instead of "
+                        "--seed (the enrolment draw stays --seed's)")
     parser.add_argument("--real", type=Path, default=REAL_CARDS,
                         help="the real photographs (default: ../shared/real-cards)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if args.simulate:
-        simulate(args.simulate, args.seed, args.real)
+        simulate(args.simulate, args.seed, args.real, args.sim_seed)
         return
     designs = find_designs()
     cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
@@ -100,21 +104,23 @@ def main() -> None:
 REAL_CARDS = Path(__file__).resolve().parents[1].parent / "shared" / "real-cards"
 
 
-def simulate(names: list[str], seed: int, real: Path) -> None:
+def simulate(names: list[str], seed: int, real: Path, sim_seed: int | None = None) -> None:
     from simulators.camera_compare import AGREEMENT, compare
     from simulators.camera_realism import CONDITIONS, condition_named
 
     conditions = (list(CONDITIONS.values()) if "all" in names
                   else [condition_named(name) for name in names])
     cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
-    print(f"seed {seed}; sim and real enrolled the same way (photos per card, seed, mode); "
-          f"agree: within {AGREEMENT:g} points")
+    print(f"seed {seed} (simulated frames: seed {seed if sim_seed is None else sim_seed}); "
+          f"sim and real enrolled the same way (photos per card, seed, mode); agree: within "
+          f"{AGREEMENT:g} points")
     print(f"{'condition':15s} {'real set':14s} {'figure':10s} {'sim':>8s} {'real':>8s} "
           f"{'sim-real':>8s}  agree")
     comparisons = []
     for condition in conditions:
         start = time.monotonic()
-        found = compare(condition, real / condition.real_set, seed, cache=cache)
+        found = compare(condition, real / condition.real_set, seed, sim_seed=sim_seed,
+                        cache=cache)
         comparisons.append(found)
         for figure, sim, actual, difference, agree in found.rows():
             print(f"{condition.name:15s} {condition.real_set:14s} {figure:10s} {sim:7.2f}% "

@@ -70,9 +70,11 @@ class Comparison:
 
 
 def compare(condition: CameraCondition, real_folder: Path, seed: int, *,
-            cache: Path | None = None, work: Path | None = None,
+            sim_seed: int | None = None, cache: Path | None = None, work: Path | None = None,
             stats_per_session: int = 40) -> Comparison:
-    """Simulate ``condition``'s camera over ``real_folder``'s plan and measure both."""
+    """Simulate ``condition``'s camera over ``real_folder``'s plan and measure both: the
+    enrolment draw from ``seed``, the simulated frames from ``sim_seed`` (default: ``seed``;
+    another shows how much the simulated figures move with the frames drawn)."""
     plan = real_plan(real_folder)
     sessions = sorted({session for _, session, _ in plan})
     unknown = [session for session in sessions if session not in condition.sessions]
@@ -84,8 +86,8 @@ def compare(condition: CameraCondition, real_folder: Path, seed: int, *,
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         folder = Path(scratch) / condition.name
         write_matching_folder(folder, design, condition,
-                              [(card, session) for card, session, _ in plan], seed=seed,
-                              cache=cache)
+                              [(card, session) for card, session, _ in plan],
+                              seed=seed if sim_seed is None else sim_seed, cache=cache)
         sim = holdout_bench(folder, condition.enrol_per_card, seed, roi, name="sim")
         sim_paths = {session: sorted(folder.glob(f"*_{session}_*.png")) for session in sessions}
         sim_stats = {session: summarise_files(_spread(paths, stats_per_session))[0]

@@ -455,31 +455,32 @@ def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
     centred += rng.uniform(-0.03, 0.03, (4, 2)) * [fw * scale, fh * scale]
     rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
     placed = centred @ rotation.T
-    low, high = placed.min(axis=0), placed.max(axis=0)
-    if rng.random() < session.partial:
-        # Push the card over one edge until 15-45 % of its extent leaves the frame.
-        side = rng.integers(4)
-        out = rng.uniform(0.15, 0.45)
-        centre = np.array([rng.uniform(-low[0], width - high[0]) if side > 1 else 0.0,
-                           rng.uniform(-low[1], height - high[1]) if side < 2 else 0.0])
-        span = high - low
-        if side == 0:
-            centre[0] = -low[0] - out * span[0]
-        elif side == 1:
-            centre[0] = width - high[0] + out * span[0]
-        elif side == 2:
-            centre[1] = -low[1] - out * span[1]
-        else:
-            centre[1] = height - high[1] + out * span[1]
-    else:
-        centre = np.array([rng.uniform(-low[0] + 4, max(width - high[0] - 4, -low[0] + 5)),
-                           rng.uniform(-low[1] + 4, max(height - high[1] - 4, -low[1] + 5))])
-    placed = (placed + centre).astype(np.float32)
+    partial = rng.random() < session.partial
+    placed = placed + card_offset(rng, placed.min(axis=0), placed.max(axis=0),
+                                  (width, height), partial)
+    placed = placed.astype(np.float32)
     matrix = cv2.getPerspectiveTransform(corners, placed)
     coverage = _place_with_shadow(scene, face, matrix)
     if rng.random() < session.hand:
         _hand(scene, rng, placed, np.asarray(extra["skin"], np.float32), coverage)
     return scene
+
+
+def card_offset(rng: np.random.Generator, low: np.ndarray, high: np.ndarray,
+                size: tuple[int, int], partial: bool) -> np.ndarray:
+    """Where to move a card whose corners span ``low``-``high`` (relative to its centre):
+    anywhere it fits whole in the frame (centred on an axis where it cannot fit), or, when
+    ``partial``, pushed over one edge until 15-45 % of its extent leaves the frame."""
+    frame = np.asarray(size, np.float64)
+    first, last = -low + 4, frame - high - 4  # the offsets that keep it whole, 4 px clear
+    offset = np.where(last > first, first + rng.random(2) * (last - first),
+                      (frame - low - high) / 2)
+    if partial:
+        side = int(rng.integers(4))  # left, right, top, bottom
+        axis = side // 2
+        out = rng.uniform(0.15, 0.45) * (high[axis] - low[axis])
+        offset[axis] = -low[axis] - out if side % 2 == 0 else frame[axis] - high[axis] + out
+    return offset
 
 
 def _place_with_shadow(scene: np.ndarray, face: np.ndarray, matrix: np.ndarray) -> np.ndarray:

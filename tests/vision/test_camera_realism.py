@@ -30,6 +30,7 @@ from simulators.camera_realism import (
     FACE_HEIGHT,
     ConditionError,
     RealisticCamera,
+    card_offset,
     condition_named,
     realistic_frame,
     session_of_condition,
@@ -103,6 +104,33 @@ def test_frames_are_a_function_of_the_seed(name: str, faces) -> None:
     assert not np.array_equal(one, other)
     width, height = condition.output_size or condition.size
     assert one.shape == (height, width, 3) and one.dtype == np.uint8
+
+
+@settings(max_examples=200, deadline=None)
+@given(half=st.tuples(st.floats(10, 2000), st.floats(10, 2000)), seed=st.integers(0, 2**32 - 1),
+       partial=st.booleans())
+def test_a_card_is_placed_whole_in_frame_or_partly_out_as_asked(half, seed, partial) -> None:
+    """Any card size (smaller or larger than the frame), any draw: the card is in the frame
+    whole (4 pixels clear) when it fits, centred on an axis where it does not, and partly out
+    (15-45 % of its extent on one axis) when asked."""
+    size = (1280, 720)
+    low, high = -np.asarray(half), np.asarray(half)
+    offset = card_offset(np.random.default_rng(seed), low, high, size, partial)
+    left, right = low + offset, high + offset
+    outside = [max(0.0, -left[axis]) + max(0.0, right[axis] - size[axis]) for axis in (0, 1)]
+    fits = [2 * half[axis] + 8 <= size[axis] for axis in (0, 1)]
+    moved = [out / (2 * half[axis]) for axis, out in enumerate(outside)]
+    if not partial:
+        for axis in (0, 1):
+            if fits[axis]:
+                assert left[axis] >= 4 - 1e-6 and right[axis] <= size[axis] - 4 + 1e-6
+            else:
+                assert abs(left[axis] + right[axis] - size[axis]) < 1e-6  # centred
+    else:
+        pushed = [axis for axis in (0, 1) if fits[axis] and 0.15 - 1e-6 <= moved[axis]]
+        assert pushed or not all(fits)
+        for axis in pushed:
+            assert moved[axis] <= 0.45 + 1e-6
 
 
 def test_a_session_can_have_its_own_frame_size(faces) -> None:
