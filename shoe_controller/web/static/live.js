@@ -145,6 +145,28 @@ function outcomeMessage(label, who, outcome) {
   return [{ headline: `DONE: ${label}`, why: outcome.message || "", who: `Journalled as done by ${who}.` }, true];
 }
 
+// The panel's frame is every display's: a page holds only <div id="panel"><div class="panel-box">
+// with its own actions in <div id="actions"> (buttons of class "act") and what follows them;
+// the head, the login form, who is logged in and the message box are put in here (constant
+// markup: nothing from the server).
+function mountPanel() {
+  $("#panel .panel-box").insertAdjacentHTML("afterbegin", `
+    <div class="panel-head"><b>Supervisor</b>
+      <button id="close-panel" data-testid="close-panel">Close</button></div>
+    <form id="login" data-testid="login" autocomplete="off">
+      <label>Supervisor id <input id="sup-id" name="supervisor" data-testid="sup-id" required></label>
+      <label>PIN <input id="sup-pin" name="pin" type="password" autocomplete="off" inputmode="numeric" data-testid="sup-pin" required></label>
+      <button type="submit" data-testid="unlock">Unlock</button>
+    </form>`);
+  const actions = $("#actions");
+  actions.insertAdjacentHTML("afterbegin", `
+    <div class="who"><span>Unlocked for <b id="who" data-testid="who"></b></span>
+      <button id="lock" data-testid="lock">Lock</button></div>`);
+  actions.insertAdjacentHTML("afterend",
+    '<div id="panel-message" class="panel-message" data-testid="panel-message" role="status"></div>');
+}
+mountPanel();
+
 $("#open-panel").addEventListener("click", () => { $("#panel").hidden = false; touchPanel(); });
 $("#close-panel").addEventListener("click", () => { $("#panel").hidden = true; });
 $("#lock").addEventListener("click", () => { lockPanel(); message("Panel locked", "pending"); });
