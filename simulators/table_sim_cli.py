@@ -3,7 +3,7 @@
     shoe table-sim --listen 127.0.0.1:0 --record events.jsonl --token T --key-file KEY
 
 The first line on stdout is ``LISTEN host:port`` (flushed at once, so a script can read it);
-logs go to stderr. Every accepted event is appended to ``--record`` as a JSON line; started
+logs go to stderr (at a wheel table, a line per round: its number or why it is void). Every accepted event is appended to ``--record`` as a JSON line; started
 again on the same file it carries on where it stopped. Runs until SIGINT or SIGTERM (exit 0),
 or until it meets a bug of its own (logged with its traceback; exit 1).
 """
@@ -87,10 +87,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         metavar="SEQ:SECONDS",
                         help="after accepting event SEQ, stay down SECONDS (repeatable)")
     parser.add_argument("--fsync", action="store_true", help="fsync the record per event")
-    parser.add_argument("--game", choices=("baccarat", "blackjack"), default="baccarat",
+    parser.add_argument("--game", choices=("baccarat", "blackjack", "roulette"),
+                        default="baccarat",
                         help="blackjack: close betting with the seats that bet and answer "
                              "every decision_due with built-in players (basic strategy, "
-                             "some insurance)")
+                             "some insurance); roulette: a wheel table (shoe 0): betting "
+                             "driven for a host-started wheel, the respin awaited after a "
+                             "misspin (a wheel that runs its own games: --no-betting)")
     parser.add_argument("--players-seed", type=int, default=0, metavar="N",
                         help="blackjack: seed of the players' seats and insurance")
     parser.add_argument("--insurance-rate", type=_rate, default=0.3, metavar="RATE",

@@ -20,6 +20,15 @@ and what state the table was in, like a game server restarted after a crash.
 For tests it can be told to drop the connection (:meth:`TableSystem.drop_connections`) or to
 stay down for a while (:meth:`TableSystem.go_down`), also at chosen ``seq`` numbers
 (``drop_at`` / ``down_at``, the ``--drop-at`` / ``--down-at`` options).
+
+Roulette (``game="roulette"``, docs/table-protocol/README.md "Roulette"): a wheel table has no
+shoe (``shoe`` 0). Driving betting, the table system opens round N+1 once round N has its
+number or its void, and closes it after the betting window: that is a host-started wheel's
+(``[wheel] host_starts``) whole cycle. After a misspin it waits for the wheel's respin (a
+round whose betting is closed at once) instead of opening a round of its own. A wheel that
+runs its own games is run with ``drives_betting=False``. :func:`roulette_rounds` reads a
+record back as the rounds it holds, in the form ``shoe journal export`` gives a wheel table's
+journal, so the two can be compared line for line.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -68,6 +77,9 @@ class TableSystemOptions:
     silent_every: int = 0
     insurance_rate: float = 0.3
     """Leave every Nth ``decision_due`` unanswered (0: none), so that it times out."""
+    respin_wait: float = 15.0
+    """Roulette: how long to wait for the wheel's respin after a misspin before opening the
+    next round anyway (a wheel that does not respin leaves the table waiting otherwise)."""
 
 
 @dataclass
@@ -96,7 +108,11 @@ class TableRecord:
         kind, data = event["type"], event["data"]
         phase = {"shoe_new": "done", "round_opened": "open", "betting_closed": "closed",
                  "round_result": "result", "round_confirmed": "done", "round_void": "done",
-                 "shoe_finished": "finished"}.get(kind)
+                 "shoe_finished": "finished", "winning_number": "done"}.get(kind)
+        if kind == "round_opened" and data.get("respin_of") is not None:
+            phase = "closed"  # a wheel's respin: the voided round's bets stand, none taken
+        elif kind == "round_void" and data.get("reason") == "misspin" and "detail" in data:
+            phase = "respin"  # a wheel's misspin: the wheel spins again by itself
         if kind == "shoe_new":
             self.shoe, self.round = event["shoe"], 0
         elif kind == "round_opened":
@@ -231,7 +247,7 @@ class TableSystem:
             self._record_file.close()
             self._record_file = None
 
-    def __enter__(self) -> TableSystem:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -419,6 +435,13 @@ class TableSystem:
         self._write(entry)
         table.accept(entry, time.monotonic())
         self.accepted.append(entry)
+        if entry["type"] == "winning_number":
+            data = entry["data"]
+            log.info("%s round %s: %s %s", table.table_id, data["round"], data["number"],
+                     data["colour"])
+        elif entry["type"] == "round_void":
+            log.info("%s round %s void: %s", table.table_id, entry["data"]["round"],
+                     entry["data"]["reason"])
         link.resend_asked = False
         await link.send(p.message("ack", upto=seq))
         self._changed_now()
@@ -470,10 +493,20 @@ class TableSystem:
                 await link.send(p.message("close_betting", shoe=here[0], round=here[1],
                                           **seats))
             nxt = (table.shoe, table.round + 1)
-            if (table.phase == "done" and table.shoe > 0 and table.open_sent != nxt
+            if (self._next_round_due(table, now) and table.open_sent != nxt
                     and now >= table.phase_since + self.options.open_delay):
                 table.open_sent = nxt
                 await link.send(p.message("open_betting", shoe=nxt[0], round=nxt[1]))
+
+    def _next_round_due(self, table: TableRecord, now: float) -> bool:
+        """Whether the last round is over, so that the next may open. A card table's is over
+        once confirmed (or void), within a shoe; a wheel table's (no shoe: 0) from the start,
+        once it has its number or void, or when a misspin's respin did not come."""
+        if self.options.game != "roulette":
+            return table.phase == "done" and table.shoe > 0
+        if table.phase == "respin":
+            return now >= table.phase_since + self.options.respin_wait
+        return table.phase in ("none", "done")
 
     # ------------------------------------------------------------ for tests
     def send_raw(self, text: str) -> None:
@@ -488,6 +521,33 @@ class TableSystem:
             if link is not None:
                 self._call(lambda link=link: asyncio.ensure_future(
                     link.send(p.message(type_, **fields))))
+
+
+def roulette_rounds(events: list[dict[str, Any]], table_id: str | None = None
+                    ) -> list[dict[str, Any]]:
+    """The rounds a wheel table's recorded events hold (of ``table_id``, or of every table),
+    in the order recorded, as ``shoe journal export`` prints a wheel table's journal:
+    ``{"type": "round", "round", "number", "colour", "wheel_spin", "void"}`` (docs/journal.md).
+
+    A round is finished by its ``winning_number`` or its ``round_void``; its ``wheel_spin`` is
+    the number's, or for a void the one its ``round_opened`` said."""
+    spins: dict[tuple[str, int], Any] = {}
+    rounds: list[dict[str, Any]] = []
+    for event in events:
+        if table_id is not None and event["table_id"] != table_id:
+            continue
+        kind, data = event["type"], event["data"]
+        key = (event["table_id"], data.get("round"))
+        if kind == "round_opened":
+            spins[key] = data.get("wheel_spin")
+        elif kind == "winning_number":
+            rounds.append({"type": "round", "round": data["round"], "number": data["number"],
+                           "colour": data["colour"], "wheel_spin": data.get("wheel_spin"),
+                           "void": None})
+        elif kind == "round_void":
+            rounds.append({"type": "round", "round": data["round"], "number": None,
+                           "colour": None, "wheel_spin": spins.get(key), "void": data["reason"]})
+    return rounds
 
 
 class _Link:
