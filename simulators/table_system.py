@@ -493,12 +493,12 @@ class TableSystem:
                 await link.send(p.message("close_betting", shoe=here[0], round=here[1],
                                           **seats))
             nxt = (table.shoe, table.round + 1)
-            if (self._next_round_due(table, now) and table.open_sent != nxt
+            if (self.next_round_due(table, now) and table.open_sent != nxt
                     and now >= table.phase_since + self.options.open_delay):
                 table.open_sent = nxt
                 await link.send(p.message("open_betting", shoe=nxt[0], round=nxt[1]))
 
-    def _next_round_due(self, table: TableRecord, now: float) -> bool:
+    def next_round_due(self, table: TableRecord, now: float) -> bool:
         """Whether the last round is over, so that the next may open. A card table's is over
         once confirmed (or void), within a shoe; a wheel table's (no shoe: 0) from the start,
         once it has its number or void, or when a misspin's respin did not come."""

@@ -338,3 +338,34 @@ def test_export_of_any_games_is_their_statement(games: list[tuple[str, int]]) ->
     assert exported == [{"type": "round", "round": e["round"], "number": e["number"],
                          "colour": None if e["number"] is None else _colour(e["number"]),
                          "wheel_spin": e["wheel_spin"], "void": e["void"]} for e in expected]
+
+
+def _journal(path: Path, records: list[tuple[str, dict[str, Any]]]) -> Path:
+    with Journal(path, durability="normal") as journal:
+        for kind, data in records:
+            journal.append(kind, data, wall_time=1_760_000_000.0)
+    return path
+
+
+def test_a_record_no_wheel_table_writes_is_named(tmp_path: Path) -> None:
+    """A shoe's record in a wheel table's journal: the export stops there with the record's
+    number, after the rounds before it."""
+    path = _journal(tmp_path / "j.db", [
+        ("session", {"profile": "roulette-single-zero", "game": "roulette"}),
+        ("link", {"up": True, "reason": ""}),
+        ("card", {"rank": 1, "suit": 0}),
+    ])
+    done = shoe("journal", "export", str(path))
+    assert done.returncode == 1
+    assert "journal record 3 (card)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_config_is_refused_for_a_card_table_journal(tmp_path: Path) -> None:
+    path = _journal(tmp_path / "j.db", [
+        ("session", {"profile": "punto-banco-8d", "game": "baccarat"})])
+    config = tmp_path / "run.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    done = shoe("journal", "recall", str(path), "--config", str(config))
+    assert done.returncode == 1
+    assert "--config is for a wheel table's journal" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -35,7 +35,7 @@ from shoe_controller.reporting.stream import EventStream
 from simulators.table_system import roulette_rounds
 from tests.reporting.test_end_to_end import Procs, first_line, read_record, wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 TOKEN = "wheel-table-token"
 GAMES = 8
@@ -52,6 +52,7 @@ def procs(tmp_path: Path) -> Iterator[Procs]:
         keeper.close()
 
 
+@pytest.mark.slow  # about 10 s each: three processes and eight games
 @pytest.mark.parametrize("host_starts", [False, True], ids=["wheel-runs-games", "host-starts"])
 def test_the_table_system_records_each_game_once_as_the_journal_has_it(
         tmp_path: Path, procs: Procs, host_starts: bool) -> None:
@@ -123,3 +124,47 @@ def ids_the_journal_implies(journal: Path, config: Path) -> list[str]:
     for seq, (at, events) in enumerate(records, start=1):
         ids += [out.id for out in stream.add(seq, at, events)]
     return ids
+
+
+def _event(seq: int, type_: str, **data: Any) -> dict[str, Any]:
+    return {"table_id": "t", "seq": seq, "id": f"t:{seq}:0", "type": type_, "shoe": 0,
+            "data": data}
+
+
+def test_a_wheel_tables_next_round_is_due_after_its_number_or_void_not_during_a_respin(
+        ) -> None:
+    """When the reference table system opens the next round of a wheel table (the decision
+    alone, on a table record fed the events a wheel table sends)."""
+    from simulators.table_system import TableRecord, TableSystem, TableSystemOptions
+
+    system = TableSystem("127.0.0.1", 0, TableSystemOptions(
+        token=TOKEN, key=b"k" * 32, game="roulette", respin_wait=5.0))
+    table = TableRecord("t")
+    assert system.next_round_due(table, 0.0)  # a wheel table starts with round 1
+    steps = [
+        (_event(1, "round_opened", round=1, wheel_spin=None, respin_of=None), False),
+        (_event(2, "betting_closed", round=1, origin="table-system"), False),
+        (_event(3, "winning_number", round=1, number=4, colour="black"), True),
+        (_event(4, "round_opened", round=2, wheel_spin=None, respin_of=None), False),
+        (_event(5, "betting_closed", round=2, origin="table-system"), False),
+        (_event(6, "round_void", round=2, supervisor=None, reason="misspin",
+                detail="the ball ran the same way as the rotor"), False),  # the respin comes
+        (_event(7, "round_opened", round=3, wheel_spin=9, respin_of=2), False),
+        (_event(8, "betting_closed", round=3, origin="wheel"), False),
+        (_event(9, "round_void", round=3, supervisor=None, reason="ball_not_detected",
+                detail="ball not detected for 5 s"), True),
+    ]
+    for now, (event, due) in enumerate(steps, start=10):
+        table.accept(event, float(now))
+        assert system.next_round_due(table, float(now)) is due, event
+        if event["type"] == "round_opened" and event["data"]["respin_of"] is not None:
+            assert table.phase == "closed"  # its bets stand: no close_betting for it
+    # a misspin whose respin never comes: the next round opens after respin_wait
+    table.accept(_event(10, "round_opened", round=4, wheel_spin=None, respin_of=None), 30.0)
+    table.accept(_event(11, "round_void", round=4, supervisor=None, reason="misspin",
+                        detail="x"), 31.0)
+    assert not system.next_round_due(table, 35.9)
+    assert system.next_round_due(table, 36.0)
+    # roulette_rounds reads the rounds back as shoe journal export prints them
+    assert [r["void"] for r in roulette_rounds([event for event, _ in steps])] == [
+        None, "misspin", "ball_not_detected"]
