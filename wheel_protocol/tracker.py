@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from wheel_protocol.events import (
@@ -113,6 +114,23 @@ class TrackerConfig:
             raise ValueError("; ".join(problems))
 
 
+#: Warning flags that end a game at once (misspin, hardware fault): taken when repeated.
+_CRITICAL_FLAGS = WarningFlag.MISSPIN | WarningFlag.HARDWARE_FAULT
+
+
+_BALL_RUNNING = (WheelState.BALL_IN_RIM, WheelState.NO_MORE_BETS)
+
+
+def _same_condition(held: Status, status: Status) -> bool:
+    """Whether ``status`` bears out what ``held`` said: the same critical flags, and the same
+    state, or for a launch the ball still running (3 then 4 is the game going on). The rotor
+    speed and the spin may have moved on."""
+    if held.warnings & _CRITICAL_FLAGS != status.warnings & _CRITICAL_FLAGS:
+        return False
+    return held.state is status.state or (held.state in _BALL_RUNNING
+                                          and status.state in _BALL_RUNNING)
+
+
 class Phase(enum.Enum):
     IDLE = "idle"  # no game yet
     BETTING = "betting"  # round open
@@ -141,6 +159,7 @@ class GameTracker:
         self._first_report_at = 0.0
         self._spin: int | None = None  # the spin counter of this game's state-5 status
         self._mismatch_reported = False
+        self._dissent: int | None = None  # a number reported once after acceptance
         self._ball_missing_since: float | None = None
         self._rim_since: float | None = None
         self._launch_retry_reported = False
@@ -152,6 +171,8 @@ class GameTracker:
         self._silence_reported = False
         self._next_poll: float | None = None
         self._shown: tuple[int, int] | None = None
+        self._held: Status | None = None  # a status that would end the game, until repeated
+        self._held_at = 0.0
 
     # ------------------------------------------------------------------ inputs
 
@@ -188,6 +209,9 @@ class GameTracker:
         cfg = self.config
         if self._heard_at is None:
             self._heard_at = now  # silence is counted from the first call
+        if self._held is not None and now >= self._held_at + cfg.confirm_window:
+            held, self._held = self._held, None  # nothing contradicted it: the wheel said it
+            self._take_status(held, now, out)
         if self._reports and now >= self._first_report_at + cfg.confirm_window:
             self._accept_reports(now, out)
         if (self._ball_missing_since is not None and self.in_progress
@@ -218,6 +242,8 @@ class GameTracker:
         """When :meth:`poll` next has something to do (None: only on input)."""
         cfg = self.config
         times = []
+        if self._held is not None:
+            times.append(self._held_at + cfg.confirm_window)
         if self._reports:
             times.append(self._first_report_at + cfg.confirm_window)
         if self._ball_missing_since is not None and self.in_progress:
@@ -240,6 +266,7 @@ class GameTracker:
         if self.in_progress:
             raise TrackerStateError(f"game {self.game} is still in progress")
         out: list[TrackerOutput] = []
+        self._held = None  # a status held before the round opened is not this round's
         self._respin_of = None
         self._open(now, out)
         return out
@@ -268,12 +295,66 @@ class GameTracker:
             raise TrackerStateError(f"no game in progress to void (game {self.game} is "
                                     f"{self.phase.value})")
         out: list[TrackerOutput] = []
+        self._held = None  # the wheel repeats what it meant; the void decides this game
         self._void(VoidReason.SUPERVISOR, detail, now, out)
         return out
 
     # ------------------------------------------------------------------ statuses
 
     def _status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        """A status, held back if on its own word it would be the ball's launch, or end or
+        fault the game: the protocol has no checksum, and one flipped bit turns "winning
+        number" (5) into "no more bets" (4) (the last game's number would then look like
+        this game's), "ball in the rim" (3) into "place your bets" (2), "before a game" (1)
+        or "ball not detected" (7), or sets a misspin or fault flag. Such a status takes
+        effect once the next status says the same (a real wheel repeats its status every
+        500 ms) or nothing contradicts it for the confirm window; meanwhile bets are locked
+        (closing betting early is safe; voiding a real game, opening a phantom one or taking
+        a stale number is not), except for a launch seen in state 3, during which a wheel
+        still takes bets. A held status that the next one contradicts was line noise: it is
+        dropped with a warning."""
+        held, self._held = self._held, None
+        if held is not None:
+            if _same_condition(held, status):
+                self._take_status(held, now, out)
+            else:
+                self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
+                            "not repeated by the next one: ignored", False, now, out)
+        if self._needs_confirmation(status):
+            self._held, self._held_at = status, now
+            if status.state is not WheelState.BALL_IN_RIM or status.warnings & _CRITICAL_FLAGS:
+                self._lock_bets(now, out)
+            return
+        self._take_status(status, now, out)
+
+    def _needs_confirmation(self, status: Status) -> bool:
+        """Whether ``status`` alone would be a launch, latch a fault, or void or replace the
+        game in progress (a repeat of the last status never is: it was taken already)."""
+        last = self.last_status
+        state = status.state
+        critical = status.warnings & WarningFlag.HARDWARE_FAULT
+        if state in (WheelState.BALL_IN_RIM, WheelState.NO_MORE_BETS):
+            critical |= status.warnings & WarningFlag.MISSPIN  # a misspin only means this then
+        if critical and (last is None or (last.warnings & critical) != critical):
+            return True
+        if last is not None and last.state is state:
+            return False
+        if state in (WheelState.BALL_IN_RIM, WheelState.NO_MORE_BETS):
+            # the evidence that this game's ball was launched, which makes its state-5
+            # reports count (a respin's too)
+            return last is None or last.state not in (WheelState.BALL_IN_RIM,
+                                                      WheelState.NO_MORE_BETS)
+        if not self.in_progress:
+            return False
+        if state in (WheelState.TABLE_CLOSED, WheelState.BALL_NOT_DETECTED):
+            return True
+        if self.config.host_starts and not self._launched:
+            return False  # "before a game" and "launching" are the wheel awaiting *u
+        if state is WheelState.BEFORE_GAME:
+            return not self._reports
+        return state is WheelState.BETS_OPEN and self._launched and not self._reports
+
+    def _take_status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
         self.last_status = status
         shown = (int(status.state), int(status.warnings))
         if shown != self._shown:
@@ -322,8 +403,8 @@ class GameTracker:
     def _bets_open(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
         if self.config.host_starts:
             return  # "launching" after *u; rounds are opened by the host
-        if self.phase is Phase.BETTING and not self._launched:
-            return  # a repeat
+        if self.in_progress and not self._launched:
+            return  # a repeat (betting may have been locked early: the same game still)
         if self.in_progress:
             if self._reports:
                 self._accept_reports(now, out)
@@ -410,26 +491,44 @@ class GameTracker:
                 spin: int | None = None) -> None:
         """A winning number reported by a state-5 status or a result line."""
         if self.phase is Phase.COMPLETE and number != self.accepted:
-            self._mismatch(number, self.accepted, now, out)
+            # Once is line noise (a digit flipped in a repeated status); the same other
+            # number twice is the wheel saying it: the supervisor must read the pocket.
+            if self._dissent == number:
+                self._mismatch(number, self.accepted, now, out)
+            else:
+                self._dissent = number
+                self._fault(FaultCode.LINE_NOISE, f"{number} ({source}) after {self.accepted} "
+                            "was accepted: ignored unless repeated", False, now, out)
             return
         if not (self.in_progress and self._launched):
             return  # a stale status or a late repeat: not this game's
-        if any(seen != number for seen, _ in self._reports):
-            self._mismatch(number, self._reports[0][0], now, out)
-            return
         self._lock_bets(now, out)  # a result means betting is over
         if not self._reports:
             self._first_report_at = now
         if spin is not None:
             self._spin = spin
         self._reports.append((number, source))
-        if len(self._reports) >= self.config.confirmations:
+        # The first number with ``confirmations`` agreeing reports is the game's; one that
+        # disagrees with it was outvoted (line noise). Undecided reports wait for the confirm
+        # window or the wheel's next game (:meth:`_accept_reports`: a tie is a mismatch).
+        if sum(seen == number for seen, _ in self._reports) >= self.config.confirmations:
             self._accept_reports(now, out)
 
     def _accept_reports(self, now: float, out: list[TrackerOutput]) -> None:
-        sources = {source for _, source in self._reports}
+        """Take the number most reports agree on; a tie between different numbers is a
+        mismatch (the game is void: the protocol cannot say which one is line noise)."""
+        tally = Counter(seen for seen, _ in self._reports).most_common()
+        if len(tally) > 1 and tally[0][1] == tally[1][1]:
+            self._mismatch(tally[0][0], tally[1][0], now, out)
+            return
+        number = tally[0][0]
+        sources = {source for seen, source in self._reports if seen == number}
         source = "both" if len(sources) == 2 else sources.pop()
-        self._accept(self._reports[0][0], source, now, out, spin=self._spin)
+        if len(tally) > 1:
+            outvoted = ", ".join(str(seen) for seen, _ in tally[1:])
+            self._fault(FaultCode.LINE_NOISE, f"{outvoted} reported once, outvoted by {number}",
+                        False, now, out)
+        self._accept(number, source, now, out, spin=self._spin)
 
     # ------------------------------------------------------------------ effects
 
@@ -442,6 +541,7 @@ class GameTracker:
         self._reports = []
         self._spin = None
         self._mismatch_reported = False
+        self._dissent = None
         self._ball_missing_since = None
         self._rim_since = None
         self._launch_retry_reported = False

@@ -85,6 +85,8 @@ def wheel_input_from_record(kind: str, data: Mapping[str, Any]) -> TableInput:
         if not _is(types[key], value):
             raise ValueError(f"journal record kind {kind!r}: {key} must be {types[key]}, "
                              f"got {value!r:.40}")
+    if kind == WheelLine.KIND and not all(ord(c) < 256 for c in data.get("line", "")):
+        raise ValueError(f"journal record kind {kind!r}: line must be bytes as Latin-1 text")
     try:
         return cls(**data)
     except TypeError as exc:  # a required field is missing

@@ -123,15 +123,32 @@ def test_result_line_alone_is_accepted_when_the_wheel_moves_on() -> None:
 
 def test_line_and_status_disagreeing_void_the_game() -> None:
     w = Wheel()
-    w.send(*game("17")[:-3], b" 9\r\n", st_line(5, "19"))
+    w.send(st_line(2), st_line(3), st_line(4), b" 9\r\n", st_line(5, "19"))
+    w.wait(1.5)  # one report each, nothing breaks the tie within the confirm window
     assert w.kinds() == ["open 1", "close 1", "fault number_mismatch latch",
                          "void 1 number_mismatch"]
 
 
+def test_a_tie_when_the_wheel_moves_on_voids_the_game() -> None:
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "19"), b" 9\r\n", st_line(1, "19"))
+    assert w.kinds() == ["open 1", "close 1", "fault number_mismatch latch",
+                         "void 1 number_mismatch"]
+
+
+def test_the_number_most_reports_agree_on_is_taken_and_the_other_is_outvoted() -> None:
+    w = Wheel(confirmations=3)
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "19"), b" 9\r\n", st_line(5, "19"),
+           st_line(5, "19"))
+    assert w.kinds() == ["open 1", "close 1", "fault line_noise", "number 1 19 status"]
+
+
 def test_a_late_disagreeing_line_latches_a_fault_but_keeps_one_number() -> None:
     w = Wheel()
-    w.send(*game("19"), b" 9\r\n", b" 9\r\n")
-    assert w.kinds() == ["open 1", "close 1", "number 1 19 status",
+    w.send(*game("19"), b" 9\r\n")
+    assert w.kinds()[-1] == "fault line_noise"  # once: a digit flipped on the line
+    w.send(b" 9\r\n")  # twice: the wheel says it
+    assert w.kinds() == ["open 1", "close 1", "number 1 19 status", "fault line_noise",
                          "fault number_mismatch latch"]
 
 
@@ -145,8 +162,8 @@ def test_a_late_repeat_of_the_result_line_in_the_next_game_is_ignored() -> None:
 
 def test_misspin_voids_acknowledges_and_the_respin_is_a_new_closed_game() -> None:
     w = Wheel()
-    w.send(st_line(2), st_line(3), st_line(3, flags="2"), st_line(3, flags="2"), st_line(3),
-           st_line(4), *[st_line(5, "30")] * 2)
+    w.send(st_line(2), st_line(3), st_line(3), st_line(3, flags="2"), st_line(3, flags="2"),
+           st_line(3), st_line(4), *[st_line(5, "30")] * 2)
     assert w.kinds() == ["open 1", "close 1", "fault misspin", "void 1 misspin", "send *R",
                          "open 2 respin 1", "close 2", "number 2 30 status"]
 
@@ -168,11 +185,30 @@ def test_ball_not_detected_grace_runs_out_without_another_status() -> None:
     assert w.kinds()[-1] == "void 1 ball_not_detected"
 
 
-def test_state_7_voids_at_once() -> None:
+def test_state_7_voids_once_the_wheel_repeats_it() -> None:
     w = Wheel()
-    w.send(st_line(2), st_line(3), st_line(7))
+    w.send(st_line(2), st_line(3), st_line(3), st_line(7))
+    assert w.kinds() == ["open 1", "close 1"]  # bets locked at once; one status may be noise
+    w.send(st_line(7))
     assert w.kinds() == ["open 1", "close 1", "fault ball_not_detected latch",
                          "void 1 ball_not_detected"]
+
+
+def test_a_lone_status_that_would_end_the_game_is_noise_when_the_next_denies_it() -> None:
+    w = Wheel()
+    # 3 -> 7, 2, 1 or 6 by one flipped bit, a misspin or fault flag by another: each alone
+    # and denied by the next status
+    w.send(st_line(2), st_line(3), st_line(3), st_line(7), st_line(3), st_line(2), st_line(3),
+           st_line(1), st_line(4), st_line(6), st_line(4), st_line(4, flags="2"), st_line(4),
+           st_line(4, flags="4"), st_line(4), *[st_line(5, "30")] * 2)
+    assert w.kinds() == ["open 1", "close 1", *["fault line_noise"] * 6, "number 1 30 status"]
+
+
+def test_a_held_status_nothing_contradicts_stands_after_the_confirm_window() -> None:
+    w = Wheel(confirm_window=1.0)
+    w.send(st_line(2), st_line(3), st_line(3), st_line(6))  # and then the wheel is silent
+    w.wait(1.2)
+    assert w.kinds()[:4] == ["open 1", "close 1", "fault wheel_idle latch", "void 1 wheel_idle"]
 
 
 def test_launch_failed_is_ignored_early_in_state_3_then_warned_once() -> None:
@@ -185,7 +221,7 @@ def test_launch_failed_is_ignored_early_in_state_3_then_warned_once() -> None:
 
 def test_hardware_fault_mid_game_latches_and_voids() -> None:
     w = Wheel()
-    w.send(st_line(2), st_line(3), st_line(3, flags="4"), st_line(3, flags="4"))
+    w.send(st_line(2), st_line(3), st_line(3), st_line(3, flags="4"), st_line(3, flags="4"))
     assert w.kinds() == ["open 1", "close 1", "fault hardware latch", "void 1 fault"]
 
 
@@ -206,14 +242,16 @@ def test_wheel_idle_between_games_is_not_a_fault() -> None:
 
 def test_joining_mid_game_settles_nothing_until_a_round_opens() -> None:
     w = Wheel()
-    w.send(st_line(4, "17"), st_line(5, "22"), st_line(1, "22"), st_line(2, "22"),
-           st_line(3, "22"), st_line(4, "22"), *[st_line(5, " 3")] * 2)
+    w.send(st_line(4, "17"), st_line(4, "17"), st_line(5, "22"), st_line(1, "22"),
+           st_line(2, "22"), st_line(3, "22"), st_line(3, "22"), st_line(4, "22"),
+           *[st_line(5, " 3")] * 2)
     assert w.kinds() == ["fault game_not_opened", "open 1", "close 1", "number 1 3 status"]
 
 
 def test_a_new_game_before_a_number_voids_the_old_one() -> None:
     w = Wheel()
-    w.send(st_line(2), st_line(3), st_line(4), st_line(2), st_line(3), *[st_line(5, "14")] * 2)
+    w.send(st_line(2), st_line(3), st_line(3), st_line(4), st_line(2), st_line(2), st_line(3),
+           st_line(3), *[st_line(5, "14")] * 2)
     assert w.kinds() == ["open 1", "close 1", "void 1 no_result", "open 2", "close 2",
                          "number 2 14 status"]
 
@@ -257,7 +295,7 @@ def test_host_actions_refused_out_of_turn() -> None:
 
 def test_supervisor_void() -> None:
     w = Wheel()
-    w.send(st_line(2), st_line(3))
+    w.send(st_line(2), st_line(3), st_line(3))
     w.out += w.tracker.void(w.now, "ball jumped out")
     w.send(st_line(5, "10"))
     assert w.kinds() == ["open 1", "close 1", "void 1 supervisor"]
@@ -367,11 +405,13 @@ def test_a_lone_state_5_status_is_taken_after_the_window() -> None:
 
 
 def test_a_digit_flipped_by_noise_cannot_decide_a_game() -> None:
-    """No checksum: a corrupted but well-formed status must not settle bets on its own."""
+    """No checksum: a corrupted but well-formed status must not settle bets on its own; the
+    wheel's next reports outvote it."""
     w = Wheel()
     w.send(st_line(2), st_line(3), st_line(4), st_line(5, "11"), st_line(5, "17"))
-    assert w.kinds() == ["open 1", "close 1", "fault number_mismatch latch",
-                         "void 1 number_mismatch"]
+    assert w.kinds() == ["open 1", "close 1"]  # one each: undecided
+    w.send(st_line(5, "17"))
+    assert w.kinds() == ["open 1", "close 1", "fault line_noise", "number 1 17 status"]
 
 
 def test_one_confirmation_takes_the_first_report() -> None:

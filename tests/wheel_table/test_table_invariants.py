@@ -1,6 +1,6 @@
 """The wheel table following the software wheel on a simulated clock, across interleavings of
 faults that hypothesis chooses: the wheel's own faults (misspin, no ball, launch retries, a
-sensor fault, a silent drop to idle), lost and repeated lines, the line going down, the
+sensor fault, a silent drop to idle), lost and repeated lines, bytes corrupted on the line, the line going down, the
 controller being killed and rebuilt from its journal, supervisors clearing and voiding at any
 moment, and host-started games.
 
@@ -12,7 +12,7 @@ Invariants, checked after every step:
   exactly one outcome (a winning number or a void with a reason); nothing for a round that
   was not opened;
 * **numbers**: each accepted number is one the wheel drew, taken at most once, in the order
-  drawn (never a stale status's), and its colour, dozen, column, parity and half are the
+  drawn (never a stale status's, never one made by bits flipped on the line), and its colour, dozen, column, parity and half are the
   independent table's below;
 * **latch**: no round opens while an irregularity is latched; a latch ends only by a
   supervisor's clear while the wheel is connected.
@@ -38,6 +38,7 @@ from shoe_controller.wheel_table.inputs import (
     WheelTick,
 )
 from shoe_controller.wheel_table.machine import WheelSettings, WheelTable
+from simulators.faults import FaultConfig, FaultInjector
 from simulators.wheel import GAME_FAULTS, LineFaults, SimulatedWheel, WheelTimings
 from wheel_protocol import LineSplitter, TrackerConfig, Unparsed, encode_line
 
@@ -66,9 +67,10 @@ class WheelTableMachine(RuleBasedStateMachine):
                                        max_size=3),
                 line_faults=st.sampled_from(["", "drop-status=0.2", "drop-line=1",
                                              "repeat-line=0.5,drop-status=0.1"]),
-                host_starts=st.booleans())
+                host_starts=st.booleans(),
+                corrupt=st.sampled_from([0.0, 0.0, 0.002, 0.01]))
     def start(self, seed: int, faults: dict[int, str], line_faults: str,
-              host_starts: bool) -> None:
+              host_starts: bool, corrupt: float) -> None:
         self.host_starts = host_starts
         self.settings = WheelSettings(tracker=tracker_config(host_starts))
         mode = 1157 | 2 if host_starts else 1157
@@ -83,7 +85,10 @@ class WheelTableMachine(RuleBasedStateMachine):
         self.line_up = True
         self.controller_up = True
         self.betting_closes_at: float | None = None
-        self.disturbed = bool(faults) or bool(line_faults)
+        self.disturbed = bool(faults) or bool(line_faults) or bool(corrupt)
+        # bytes corrupted on the line (a flipped bit can make another valid status)
+        self.noise = FaultInjector(FaultConfig.parse(f"corrupt={corrupt},seed={seed}")) \
+            if corrupt else None
         self.latch_ended_by_clear = True
         self._apply(SessionStarted("roulette-single-zero", "roulette"))
         self._apply(LinkChanged(True))
@@ -114,6 +119,8 @@ class WheelTableMachine(RuleBasedStateMachine):
             data = self.wheel.data_to_send(self.now)
             if not (self.line_up and self.controller_up):
                 continue  # the wheel talks to nobody
+            if self.noise is not None and data:
+                data = b"".join(self.noise(data))
             for line in self.splitter.feed(data):
                 if isinstance(line, Unparsed):
                     self._apply(WheelLine(line.raw.decode("latin-1"), line.reason or "noise"))
