@@ -163,9 +163,9 @@ def a_day_at_a_wheel_that_runs_its_games() -> Script:
     # A stray two-digit line while the ball still runs: line noise, dropped (a warning).
     s.status(1, 13, 0)
     s.status(2, 14, 0)
-    s.status(3, 14, 0, copies=1)
+    s.status(3, 14, 0)
     s.line("21", dt=0.1)
-    s.status(3, 14, 0, copies=1)
+    s.status(3, 14, 0)
     s.status(4, 14, 0)
     # The status says 12 (its repeat lost) and the result line 13: nothing settles which,
     # the game is void and latched.
