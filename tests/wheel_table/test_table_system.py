@@ -78,7 +78,11 @@ def test_the_table_system_records_each_game_once_as_the_journal_has_it(
         "--profile", "roulette-single-zero", "--journal", str(journal), "--games", str(GAMES),
         "--log-level", "warning", "--table-url", f"ws://127.0.0.1:{table_port}/",
         "--table-token", TOKEN, "--table-key-file", str(key_file))
-    assert controller.wait(60) == 0, err_run.read_text()[-3000:]
+    try:
+        code = controller.wait(60)
+    except subprocess.TimeoutExpired:
+        code = None
+    assert code == 0, f"shoe run: exit {code}; stderr ends:\n{err_run.read_text()[-3000:]}"
 
     implied = ids_the_journal_implies(journal, config)
     wait_until("the table system to have every event", lambda: len(read_record(record))
