@@ -126,6 +126,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        "'SECONDS<TAB>line'); starts when the host first sends")
     wheel.add_argument("--exit-when-done", action="store_true",
                        help="exit once the games (--games) or the replay are done")
+    wheel.add_argument("--log", metavar="FILE",
+                       help="write the wheel's own record of its games to this new file, a JSON "
+                       "line per game as it ends: {game, spin, number (null: none), fault "
+                       "(planned, or null), began, ended (Unix times)}")
 
 
 def _positive_float(text: str) -> float:
@@ -143,7 +147,7 @@ def _wheel_mode(text: str) -> int:
 
 _SHOE_ONLY = ("cards", "pace", "misread_rate", "mistake", "careless_reload", "exit_when_empty")
 _WHEEL_ONLY = ("wheel_fault", "line_faults", "no_result_line", "stuck_spin", "games", "replay",
-               "exit_when_done")
+               "exit_when_done", "log")
 
 
 def _check_wheel_options(args: argparse.Namespace, parser_defaults: dict[str, object]) -> None:
@@ -156,9 +160,9 @@ def _check_wheel_options(args: argparse.Namespace, parser_defaults: dict[str, ob
             raise ConfigError(f"--{used[0].replace('_', '-')} is a shoe option; not with --wheel")
         if args.exit_when_done and not (args.games or args.replay):
             raise ConfigError("--exit-when-done needs --games N or --replay LOGFILE")
-        if args.replay and (args.wheel_fault or args.line_faults or args.games):
+        if args.replay and (args.wheel_fault or args.line_faults or args.games or args.log):
             raise ConfigError("--replay plays the log as it is: no --wheel-fault, "
-                              "--line-faults or --games with it")
+                              "--line-faults, --games or --log with it")
         return
     used = [name for name in _WHEEL_ONLY if getattr(args, name) != parser_defaults[name]]
     used += [name for name in ("speed", "mode") if getattr(args, name) != parser_defaults[name]]

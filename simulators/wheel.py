@@ -18,13 +18,17 @@ Faults on demand, for a given game (``KIND@GAME``, :data:`GAME_FAULTS`):
 
 Line faults (:class:`LineFaults`, seeded): status lines dropped, result lines dropped or
 repeated. Byte noise on the wire comes from ``--faults`` (simulators/faults.py), as for the shoe.
+
+The wheel's own record of its games (``shoe sim --wheel --log FILE``): :attr:`SimulatedWheel.played`
+holds one :class:`PlayedGame` per game it finished, as it finished it (``on_game`` is called
+with each), whatever the host made of it: what a test compares a table system's record with.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
 
 from shoe_controller.errors import ConfigError
 from wheel_protocol.messages import (
@@ -132,6 +136,23 @@ def parse_game_faults(texts: list[str]) -> dict[int, str]:
     return plan
 
 
+@dataclass(frozen=True, slots=True)
+class PlayedGame:
+    """A game the wheel finished: its number (None: it ended without one, e.g. no ball or a
+    sensor fault), the fault planned for it (None: none), and when it began (state 2) and
+    ended (the number drawn, or the game given up), on the wheel's clock."""
+
+    game: int
+    spin: int
+    number: int | None
+    fault: str | None
+    began: float
+    ended: float
+
+    def to_json_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
 class SimulatedWheel:
     """The wheel's logic: :meth:`receive` host bytes, :meth:`step` the clock,
     :meth:`data_to_send` the lines due. ``numbers`` lists every number drawn, in order."""
@@ -139,7 +160,8 @@ class SimulatedWheel:
     def __init__(self, *, seed: int | None = None, timings: WheelTimings = WheelTimings(),
                  mode: int = ARCADE_AUTOMATIC, faults: Mapping[int, str] | None = None,
                  line_faults: LineFaults = LineFaults(), result_line: bool = True,
-                 stuck_spin: bool = False, games: int | None = None) -> None:
+                 stuck_spin: bool = False, games: int | None = None,
+                 on_game: Callable[[PlayedGame], None] | None = None) -> None:
         self.timings = timings
         self.mode = mode
         self.faults = dict(faults or {})
@@ -152,6 +174,9 @@ class SimulatedWheel:
         self._parser = CommandParser()
         self._out = bytearray()
         self.numbers: list[int] = []
+        self.played: list[PlayedGame] = []
+        self.on_game = on_game
+        self._began = 0.0  # when the current game's state 2 began
         self.game = 0
         self.spin = 0
         self.state = WheelState.BEFORE_GAME
@@ -346,6 +371,10 @@ class SimulatedWheel:
         if state is WheelState.BETS_OPEN:
             self._misspun = False
             self._failed = False
+            self._began = at
+        elif state is WheelState.BALL_NOT_DETECTED or (
+                state is WheelState.TABLE_CLOSED and self.in_game):
+            self._game_over(None, at)  # no ball, a sensor fault or a silent drop: no number
         self.state = state
         self._since = at
         if state is WheelState.BEFORE_GAME and self.max_games is not None \
@@ -355,6 +384,7 @@ class SimulatedWheel:
     def _result(self, at: float) -> None:
         number = self._draw.randrange(37)
         self.numbers.append(number)
+        self._game_over(number, at)
         self.last_number = number
         self.flags = WarningFlag.NONE
         self._enter(WheelState.WINNING_NUMBER, at)
@@ -365,6 +395,12 @@ class SimulatedWheel:
             self._send(WinningNumberLine(number))
             if self._line_rng.random() < self.line_faults.repeat_line:
                 self._send(WinningNumberLine(number))
+
+    def _game_over(self, number: int | None, at: float) -> None:
+        played = PlayedGame(self.game, self.spin, number, self._fault, self._began, at)
+        self.played.append(played)
+        if self.on_game is not None:
+            self.on_game(played)
 
     def _set_flags(self, now: float) -> None:
         """Flags that last only part of a phase (the brief and the long launch failures)."""

@@ -4,24 +4,35 @@ pseudo-terminal or a TCP port, with optional byte noise (``--faults``) on the wi
 Like the shoe, the first line on stdout says where the wheel is (``PTY /dev/pts/N`` or
 ``TCP HOST:PORT``); the wheel keeps running through hosts that come and go until SIGINT or
 SIGTERM, or with ``--exit-when-done`` once its games (``--games``) or the replay are done.
+
+``--log FILE`` writes the wheel's own record of its games, a JSON line per game as it ends:
+``{"game", "spin", "number" (null: none), "fault" (the planned fault or null), "began",
+"ended"}`` (Unix times: state 2, and the number drawn or the game given up).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
+from typing import IO, Protocol
 
 from shoe_controller.errors import ConfigError, TransportError
 from shoe_controller.transports.base import Transport
 from shoe_controller.transports.tcp import TcpServerTransport
 from simulators.faults import FaultConfig, FaultInjector, FaultyTransport
 from simulators.pty import open_pty_pair
-from simulators.wheel import LineFaults, SimulatedWheel, WheelTimings, parse_game_faults
+from simulators.wheel import (
+    LineFaults,
+    PlayedGame,
+    SimulatedWheel,
+    WheelTimings,
+    parse_game_faults,
+)
 from simulators.wheel_replay import WheelReplay, read_wheel_log
 
 log = logging.getLogger("shoe.sim.wheel")
@@ -49,6 +60,18 @@ def build_device(args: argparse.Namespace) -> WheelDevice:
         faults=parse_game_faults(args.wheel_fault), line_faults=LineFaults.parse(args.line_faults),
         result_line=not args.no_result_line, stuck_spin=args.stuck_spin, games=args.games,
     )
+
+
+def game_logger(file: IO[str]) -> Callable[[PlayedGame], None]:
+    """Writes each finished game as a JSON line, its times on the wall clock (the wheel's
+    clock is the monotonic one), flushed at once so a reader sees every game ended."""
+    def write(played: PlayedGame) -> None:
+        to_wall = time.time() - time.monotonic()
+        line = {**played.to_json_dict(), "began": round(played.began + to_wall, 6),
+                "ended": round(played.ended + to_wall, 6)}
+        file.write(json.dumps(line) + "\n")
+        file.flush()
+    return write
 
 
 def run_wheel(device: WheelDevice, transport: Transport, stop: threading.Event, *,
@@ -95,6 +118,20 @@ def serve(args: argparse.Namespace, stop: threading.Event) -> int:
         raise ConfigError("'drop-frame' and 'dup-frame' are for the shoe's frames; for the "
                           "wheel use --line-faults (drop-status, drop-line, repeat-line)")
     device = build_device(args)
+    if not getattr(args, "log", None) or not isinstance(device, SimulatedWheel):
+        return _serve(args, device, faults, stop)
+    try:  # a new file: an old wheel's games must not be read as this one's
+        log_file = open(args.log, "x", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise ConfigError(f"--log {args.log}: cannot create it: "
+                          f"{exc.strerror or exc}") from None
+    with log_file:
+        device.on_game = game_logger(log_file)
+        return _serve(args, device, faults, stop)
+
+
+def _serve(args: argparse.Namespace, device: WheelDevice, faults: FaultConfig,
+           stop: threading.Event) -> int:
     if args.pty:
         with open_pty_pair() as pair:
             _announce(f"PTY {pair.slave_path}")
