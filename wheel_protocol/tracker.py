@@ -391,6 +391,7 @@ class GameTracker:
         self._respin_of = None
         if self._start_pending and self.in_progress:
             self._start_pending = False
+            self._start_sent_at = now  # the wheel has its start timeout from the *u itself
             out.append(SendCommand(StartGame(self._start_direction())))
         if not self.in_progress or (self.config.host_starts and not self._launched):
             return  # host-started: the wheel has not acted on *u yet
