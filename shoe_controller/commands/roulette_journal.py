@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from shoe_controller.errors import ConfigError, ShoeError
 
@@ -67,11 +67,10 @@ def replay_wheel_journal(path: str | Path, settings: Any = None
         for record in journal.records():
             try:
                 item = wheel_input_from_record(record.kind, record.data)
-                outcome = table.handle(item, record.wall_time)
-            except (ValueError, TypeError) as exc:
+            except ValueError as exc:
                 raise ShoeError(f"{path}: journal record {record.seq} ({record.kind}): {exc}; "
                                 "the journal is damaged (see shoe journal verify)") from None
-            yield record.wall_time, outcome.events
+            yield record.wall_time, table.handle(item, record.wall_time).events
 
 
 def wheel_rounds(records: Iterable[tuple[float, list[dict[str, Any]]]]
@@ -91,7 +90,7 @@ def wheel_rounds(records: Iterable[tuple[float, list[dict[str, Any]]]]
     for at, events in records:
         for event in events:
             kind = event["type"]
-            number = event.get("round")
+            number: Any = event.get("round")
             if kind == "round_opened":
                 current = rounds[number] = {
                     "round": number, "wheel_spin": event.get("wheel_spin"),
@@ -148,7 +147,7 @@ def recall(path: str | Path, last: int = 10, settings: Any = None) -> list[dict[
 
 
 # ---------------------------------------------------------------------------- in words
-_ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
+_ORDINAL: dict[Any, str] = {1: "1st", 2: "2nd", 3: "3rd"}
 _IN_PLAY = {"betting_open": "in play: betting open",
             "betting_closed": "in play: no more bets, waiting for the number"}
 _SOURCES = {"status": "the wheel's status", "line": "the wheel's result line",
@@ -228,7 +227,7 @@ def _details(round_: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

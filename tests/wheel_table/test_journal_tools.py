@@ -45,6 +45,7 @@ EXPORT_SCHEMA = json.loads((DOCS / "roulette" / "export.schema.json").read_text(
 PIN = "471100"
 ALICE = hash_pin(PIN, salt=bytes(range(16)), iterations=MIN_PIN_ITERATIONS)
 GRACE = 0.3  # ball not detected: seconds before the game is void
+Played = tuple[Path, Path, list[dict[str, Any]]]  # journal, run configuration, reported events
 
 #: The run configuration's [wheel] section the controller runs with (and export is given).
 CONFIG = f"""\
@@ -141,7 +142,7 @@ def controller(path: Path, seen: list[dict[str, Any]]) -> Iterator[Wheel]:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dict]]:
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
     """A journal of the script's games, the run configuration, and what was reported."""
     directory = tmp_path_factory.mktemp("wheel-journal")
     path, config = directory / "wheel.db", directory / "run.toml"
@@ -186,7 +187,7 @@ def shoe(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60, check=False)
 
 
-def test_export_gives_each_round_once_as_the_table_decided(played: tuple) -> None:
+def test_export_gives_each_round_once_as_the_table_decided(played: Played) -> None:
     path, config, seen = played
     done = shoe("journal", "export", str(path), "--config", str(config))
     assert done.returncode == 0, done.stderr
@@ -202,7 +203,7 @@ def test_export_gives_each_round_once_as_the_table_decided(played: tuple) -> Non
                         for x in EXPECTED]
 
 
-def test_the_wheel_settings_decide_the_replay(played: tuple) -> None:
+def test_the_wheel_settings_decide_the_replay(played: Played) -> None:
     """Without --config the replay runs on the default 5 s grace: the missing ball of round 4
     is then not past its grace when the wheel moves on, and the game ends otherwise (the
     documentation's reason to give --config)."""
@@ -212,7 +213,7 @@ def test_the_wheel_settings_decide_the_replay(played: tuple) -> None:
     assert lines != EXPECTED
 
 
-def test_recall_tells_a_supervisor_each_round(played: tuple) -> None:
+def test_recall_tells_a_supervisor_each_round(played: Played) -> None:
     path, config, _seen = played
     done = shoe("journal", "recall", str(path), "--config", str(config), "--last", "7")
     assert done.returncode == 0, done.stderr
@@ -250,7 +251,7 @@ def _blocks(text: str) -> list[list[str]]:
     return blocks
 
 
-def test_recall_json_has_the_round_in_play_and_the_last_n(played: tuple) -> None:
+def test_recall_json_has_the_round_in_play_and_the_last_n(played: Played) -> None:
     path, config, _seen = played
     done = shoe("journal", "recall", str(path), "--config", str(config), "--last", "2",
                 "--json")
@@ -265,7 +266,7 @@ def test_recall_json_has_the_round_in_play_and_the_last_n(played: tuple) -> None
                                                                           None)
 
 
-def test_config_errors_are_one_clear_line(played: tuple, tmp_path: Path) -> None:
+def test_config_errors_are_one_clear_line(played: Played, tmp_path: Path) -> None:
     path, _config, _seen = played
     bad = tmp_path / "bad.toml"
     bad.write_text("[wheel]\nball_not_detected_grace = -1\n", encoding="utf-8")

@@ -392,8 +392,9 @@ def _roulette_examples() -> Iterator[str]:
 
 
 def test_the_readme_roulette_examples_are_valid_signed_messages() -> None:
-    key = bytes.fromhex(re.search(r"Key \(hex\): `([0-9a-f]{64})`",
-                                  README.read_text(encoding="utf-8")).group(1))
+    found = re.search(r"Key \(hex\): `([0-9a-f]{64})`", README.read_text(encoding="utf-8"))
+    assert found is not None, "the README's example key"
+    key = bytes.fromhex(found.group(1))
     frames = list(_roulette_examples())
     assert len(frames) >= 5
     kinds = set()

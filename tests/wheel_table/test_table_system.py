@@ -6,7 +6,7 @@ roulette`` as separate processes over loopback, both ways a wheel works:
   the host-start bit 2): the table system opens each round and closes its betting, and the
   controller starts the game with ``*u``.
 
-A misspin comes in game 3 either way. The table system's record must then hold every event
+A misspin comes in game 4 either way. The table system's record must then hold every event
 the controller's journal implies, each exactly once and in order (ids recomputed from the
 journal by replaying it into a fresh wheel table), each valid against its schema with shoe 0;
 its rounds must equal ``shoe journal export`` of the journal line for line, each round once;
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -62,10 +63,6 @@ def test_the_table_system_records_each_game_once_as_the_journal_has_it(
     config = tmp_path / "run.toml"
     config.write_text(f"[wheel]\nhost_starts = {str(host_starts).lower()}\n", encoding="utf-8")
 
-    mode = ["--mode", "1159"] if host_starts else []
-    sim, out, err = procs.start("sim", "sim", "--wheel", "--tcp", "127.0.0.1:0", "--speed",
-                                SPEED, "--seed", "7", "--wheel-fault", "misspin@3", *mode)
-    wheel_port = int(first_line(sim, out, err).rpartition(":")[2])
     betting = ["--betting-seconds", "0.2"] if host_starts else ["--no-betting"]
     table_system, out, err_table = procs.start(
         "table-sim", "table-sim", "--listen", "127.0.0.1:0", "--record", str(record),
@@ -73,11 +70,21 @@ def test_the_table_system_records_each_game_once_as_the_journal_has_it(
         "--quiet")
     table_port = int(first_line(table_system, out, err_table).rpartition(":")[2])
 
+    # The controller first, waiting for its wheel (it retries the line every second): a
+    # wheel that runs its games does not wait for anybody, and a misspin in a game the
+    # controller joined half-way would be no round of the table's.
+    wheel_port = free_port()
     controller, _out, err_run = procs.start(
         "run", "run", "--config", str(config), "--device", f"socket://127.0.0.1:{wheel_port}",
         "--profile", "roulette-single-zero", "--journal", str(journal), "--games", str(GAMES),
         "--log-level", "warning", "--table-url", f"ws://127.0.0.1:{table_port}/",
         "--table-token", TOKEN, "--table-key-file", str(key_file))
+    wait_until("the controller's journal", journal.exists, 30, procs=[controller])
+    mode = ["--mode", "1159"] if host_starts else []
+    sim, out, err = procs.start("sim", "sim", "--wheel", "--tcp", f"127.0.0.1:{wheel_port}",
+                                "--speed", SPEED, "--seed", "7", "--wheel-fault", "misspin@4",
+                                *mode)
+    first_line(sim, out, err)
     try:
         code = controller.wait(60)
     except subprocess.TimeoutExpired:
@@ -116,6 +123,13 @@ def test_the_table_system_records_each_game_once_as_the_journal_has_it(
     # Nothing refused either way (the table-sim logs warnings only, with --quiet).
     assert "WARNING" not in err_table.read_text(), err_table.read_text()[-2000:]
     assert "not_applicable" not in err_run.read_text()
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (for a process to take up a moment later)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def ids_the_journal_implies(journal: Path, config: Path) -> list[str]:
