@@ -80,6 +80,8 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
     sizes = [cv2.contourArea(contour) for contour in contours]
     floor = max(0.1 * max(sizes), 0.002 * area)
     pieces = [contour for contour, size in zip(contours, sizes) if size >= floor]
+    if not pieces:  # only specks (dust, noise, glints): no card
+        return None
     hull = cv2.convexHull(np.concatenate(pieces))
     hull_area = cv2.contourArea(hull)
     if not MIN_AREA * area <= hull_area <= MAX_AREA * area:

@@ -234,3 +234,14 @@ def test_models_folder_can_be_chosen(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SHOE_VISION_MODELS", str(tmp_path))
     assert models_dir() == tmp_path
     assert models_dir(tmp_path / "x") == tmp_path / "x"
+
+
+@pytest.mark.parametrize("loose", [False, True])
+def test_a_table_with_only_specks_on_it_holds_no_card(loose: bool) -> None:
+    """Found by the realistic camera's bench: a frame whose only blobs are specks (here three
+    glints of 3 x 3 pixels on a plain table) made the detection fail with a ValueError."""
+    frame = np.full((480, 640, 3), 60, np.uint8)
+    for x, y in ((100, 100), (300, 200), (500, 400)):
+        frame[y:y + 3, x:x + 3] = 250
+    assert find_card(frame, loose=loose) is None
+    assert detect(frame, loose=loose) is None
