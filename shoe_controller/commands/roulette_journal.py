@@ -50,7 +50,8 @@ def wheel_settings_from_config(path: Path | None) -> Any:
     section = data.get("wheel", {})
     problems = wheel_problems(section)
     if problems:
-        raise ConfigError("\n".join(f"{path}: wheel{problem}" for problem in problems))
+        raise ConfigError(f"{len(problems)} problem(s) in the [wheel] section of {path}:\n  "
+                          + "\n  ".join(f"wheel{problem}" for problem in problems))
     return WheelSettings(wheel=str(section.get("name", "wheel-1")),
                          tracker=tracker_config(section), bias=bias_config(section))
 
