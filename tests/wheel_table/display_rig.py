@@ -28,11 +28,15 @@ from shoe_controller.web.binding import http_settings
 from shoe_controller.web.wheel_app import WheelWebServer, serve_wheel
 from shoe_controller.wheel_table.connection import WheelConnection
 from shoe_controller.wheel_table.controller import WheelController
-from shoe_controller.wheel_table.machine import WheelTable
+from shoe_controller.wheel_table.machine import WheelSettings, WheelTable
 from simulators.wheel import SimulatedWheel, WheelTimings
+from wheel_protocol import TrackerConfig
 from wheel_protocol.messages import ARCADE_AUTOMATIC, Mode
 
-from .test_controller import SPEED, served_wheel, settings
+from .test_controller import served_wheel
+
+#: The software wheel runs this many times faster than a real one (a game in under a second).
+SPEED = 80.0
 
 SUPERVISOR = "alice"
 PIN = "471100"
@@ -41,6 +45,15 @@ PIN_HASH = hash_pin(PIN, salt=b"wheel-display-tests", iterations=MIN_PIN_ITERATI
 #: The red pockets of a single-zero wheel (rule sheet 003; ../shared/RULES.md); 0 is green,
 #: every other number black.
 RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
+
+
+def settings(host_starts: bool) -> WheelSettings:
+    """The tracker's graces at the wheel's speed; its watchdogs (silence, a start that does
+    not happen) at a second or two: a loaded test machine must not pass for a silent wheel."""
+    return WheelSettings(tracker=TrackerConfig(
+        host_starts=host_starts, ball_not_detected_grace=5 / SPEED,
+        launch_fail_grace=3 / SPEED, confirm_window=1.2 / SPEED, status_timeout=2.0,
+        start_timeout=1.0))
 
 
 def colour(number: int) -> str:

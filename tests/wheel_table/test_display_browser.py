@@ -42,7 +42,7 @@ def expect_number(page: Page, number: int, round_: int) -> None:
 def test_the_dealer_sees_numbers_the_strip_and_clears_a_latched_fault(
         tmp_path: Path, page: Page) -> None:
     with wheel_display(tmp_path, seed=21, host_starts=True, faults={2: "sensor"},
-                       betting_seconds=1.5) as table:
+                       betting_seconds=2.0) as table:
         page.goto(table.url)
         expect(page.get_by_test_id("profile")).to_have_text("roulette-single-zero")
         expect(page.get_by_test_id("wheel-badge")).to_have_attribute("data-connected", "true")
