@@ -18,6 +18,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_controller.errors import ProtocolViolation
 from shoe_controller.games.roulette.bias import BiasConfig
@@ -424,3 +426,48 @@ def test_the_readme_lists_the_void_reasons_and_kinds_the_schemas_and_table_know(
     assert set(data["then"]["properties"]["reason"]["enum"]) == VOID_REASONS
     assert _listed("### Void reasons") == VOID_REASONS
     assert _listed("### Irregularity kinds") == WHEEL_KINDS
+
+
+# ---------------------------------------------------------------- any input (hypothesis)
+_STEPS = st.one_of(
+    st.tuples(st.just("status"), st.integers(1, 7), st.integers(1, 256),
+              st.integers(0, 36), st.integers(0, 15)),
+    st.tuples(st.just("number"), st.integers(0, 36)),
+    st.tuples(st.just("self_test"), st.sampled_from(["000", "012", "004"])),
+    st.tuples(st.just("noise"), st.binary(max_size=12)),
+    st.tuples(st.just("wait"), st.floats(0.1, 12.0)),
+    st.tuples(st.just("link"), st.booleans()),
+    st.tuples(st.just("supervisor"), st.sampled_from(["clear", "void_round", "reset_bias",
+                                                      "dealer"])),
+    st.tuples(st.just("betting"), st.sampled_from(["open", "close"])),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(host_starts=st.booleans(), steps=st.lists(_STEPS, max_size=60))
+def test_whatever_the_wheel_and_the_people_do_every_report_validates(
+        host_starts: bool, steps: list[tuple[Any, ...]]) -> None:
+    s = Script(host_starts=host_starts)
+    for step in steps:
+        kind = step[0]
+        if kind == "status":
+            s.status(*step[1:], copies=2)
+        elif kind == "number":
+            s.line(f"{step[1]:>2}")
+        elif kind == "self_test":
+            s.line(f"*F {step[1]}")
+        elif kind == "noise":
+            s.line(step[1].decode("latin-1").replace("\r", "").replace("\n", ""))
+        elif kind == "wait":
+            s.wait(step[1])
+        elif kind == "link":
+            s.now += 0.5
+            s.apply(LinkChanged(step[1], "" if step[1] else "wheel line lost: test"))
+        elif kind == "supervisor":
+            s.supervisor(step[1], "a reason" if step[1] != "dealer" else "Maria")
+        else:
+            s.now += 0.5
+            s.apply(BettingCommand(step[1], "table-system"))
+    for message in s.messages():
+        validate(message)
+        assert message["shoe"] == 0
