@@ -139,7 +139,7 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
         if publisher is not None:
             stats = publisher.stats
             out["tables"][table_id] = {
-                "version": publisher._version, "journal": str(journal),
+                "version": publisher.version, "journal": str(journal),
                 "states_published": stats.states_published,
                 "states_dropped": stats.states_dropped,
                 "events_published": stats.events_published,

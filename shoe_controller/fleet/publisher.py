@@ -1,24 +1,31 @@
 """Publishing one table to an MQTT broker without ever making the table wait.
 
-Three threads, and why:
+Two threads, and why:
 
 * **The controller's thread** only hands over. :meth:`MqttPublisher.on_record` (a record tap:
   every journal record's events, replayed at start and live) numbers the events with the
   same :class:`~shoe_controller.reporting.stream.EventStream` the table-system reporter uses,
   so what the stream holds back (a hole card not yet revealed) is never handed over at all;
-  :meth:`MqttPublisher.on_update` (a controller listener) adds a copy of the view and puts
-  one item on a bounded inbox with ``put_nowait``. Microseconds, no lock the worker holds
-  for long, no I/O. A full inbox (the worker stuck: a bug, never the broker) drops the item
-  and counts it.
-* **The worker** wakes :data:`BATCH_SECONDS` after an item arrived (the table has finished
-  with that input by then), folds what came into the state (:class:`~.state.TableState`),
-  computes the live odds when the cards left changed (~1 ms), and publishes: every event at
-  QoS 1 in order, one retained state per item (QoS 0: each supersedes the last). While the broker is away it keeps the events (up to
-  :data:`EVENT_BACKLOG`; older ones are dropped and counted) and only the newest state:
-  each state superseded before it could be published is a dropped state update, counted.
-  When the broker is back it publishes the status, the newest state (retained again: a
-  broker that restarted without persistence has lost it) and the events kept.
-* **paho's network thread** connects, reconnects with backoff, and sends.
+  :meth:`MqttPublisher.on_update` (a controller listener) appends the (immutable) view and
+  the events released to a bounded inbox and sets an event. A few microseconds, no lock
+  the worker holds for long, no system call but the wake-up, no I/O. A full inbox (the
+  worker stuck: a bug, never the broker) drops the item and counts it.
+* **The worker** is the only thread that touches the MQTT client: it drives paho's network
+  itself (:class:`~.network.OwnedLoop`: connect, reconnect with backoff, read the broker's
+  acknowledgements, keepalive), so a publish is one ``send`` in this thread and costs no
+  other thread a wake-up. It wakes :data:`BATCH_SECONDS` after an item arrived (the table
+  has finished with that input by then), folds what came into the state
+  (:class:`~.state.TableState`) and publishes every event at QoS 1, in order, at once, and
+  the retained state (QoS 0: each supersedes the last) **at most every**
+  :data:`STATE_SECONDS`: a change within that time of the last state is folded into the next
+  one, published when the time is up (the pit redraws a table a few times a second at most,
+  and each state is the whole table: nothing is lost but intermediate pictures). The view
+  is turned into a document and the live odds computed (~1 ms, once per round) only for a
+  state that goes out. While the broker is away it keeps the events (up to
+  :data:`EVENT_BACKLOG`; older ones are dropped and counted) and only the newest state
+  (the changes it superseded are counted as dropped state updates). When the broker is
+  back it publishes the status, the newest state (retained again: a broker that restarted
+  without persistence has lost it) and the events kept.
 
 Nothing here can stop or slow the table: a broker down, refusing the login, or refusing a
 publish (ACL) is logged, counted (``shoe_mqtt_*`` metrics) and retried; a failure of the
@@ -30,7 +37,6 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import secrets
 import threading
 import time
@@ -43,7 +49,8 @@ import paho.mqtt.client as mqtt
 
 from shoe_controller import __version__
 from shoe_controller.fleet.broker import BrokerSettings, Topics
-from shoe_controller.fleet.client import connect, is_failure, new_client, reason_text
+from shoe_controller.fleet.client import is_failure, new_client, reason_text
+from shoe_controller.fleet.network import BUSY_TURN_SECONDS, OwnedLoop
 from shoe_controller.fleet.state import ODDS_EVENTS, PAYLOAD_VERSION, Released, TableState
 from shoe_controller.reporting.stream import EventStream
 
@@ -59,6 +66,11 @@ MAX_INFLIGHT = 200
 #: The worker waits this long after an item arrives before it takes it and what follows:
 #: the table has finished with the card by then, and the pit sees it this much later.
 BATCH_SECONDS = 0.005
+#: At most one state per this many seconds (10 a second): a change sooner after the last
+#: state goes out with the next one. Events are never held back or merged.
+STATE_SECONDS = 0.1
+#: (The worker's wait when nothing is due: the network's turn is always sooner.)
+NOTHING_DUE = 3600.0
 #: How long a clean stop waits for the broker to take the "offline: stopped" status.
 GOODBYE_SECONDS = 2.0
 
@@ -70,22 +82,27 @@ def _json(document: Mapping[str, Any]) -> bytes:
 @dataclass(frozen=True, slots=True)
 class _Item:
     released: tuple[Released, ...]
-    view: dict[str, Any] | None
+    view: Any  # the controller's TableView (immutable; made a document only if published)
     at: float
     seen: dict[Any, int] | None  # cards seen, when the odds changed
 
 
-_WAKE = object()
-"""Put on the inbox when the broker is (back) up: the worker publishes at once."""
+_CLOSE = object()
+"""The last item: publish what is left, say goodbye, stop."""
 
 
 @dataclass
 class PublisherStats:
-    """Counters read by the metrics at scrape time (plain ints: a torn read is harmless)."""
+    """Counters read by the metrics at scrape time (plain ints: a torn read is harmless).
+
+    ``states_dropped``: changes superseded while the broker was away; ``states_coalesced``:
+    changes folded into the next state because the last one went out less than
+    :data:`STATE_SECONDS` before (both are in the state that went out after them)."""
 
     connected: bool = False
     states_published: int = 0
     states_dropped: int = 0
+    states_coalesced: int = 0
     events_published: int = 0
     events_dropped: int = 0
     inbox_dropped: int = 0
@@ -100,11 +117,13 @@ class MqttPublisher:
     Wire it before the controller replays its journal (``controller.record_taps`` gets
     :meth:`on_record`), then :meth:`start` with the controller: it adds :meth:`on_update` to
     the listeners and connects. :meth:`close` says goodbye (status offline, "stopped").
-    ``odds``: a function of the cards seen giving the exact odds document, or None."""
+    ``odds``: a function of the cards seen giving the exact odds document, or None.
+    ``state_seconds``: the least time between two states."""
 
     def __init__(self, settings: BrokerSettings, topics: Topics, *, pit: str | None = None,
                  odds: Callable[[int, int, dict[Any, int]], dict[str, Any]] | None = None,
                  inbox: int = INBOX, backlog: int = EVENT_BACKLOG,
+                 state_seconds: float = STATE_SECONDS,
                  clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
         self.topics = topics
@@ -118,18 +137,28 @@ class MqttPublisher:
         self._stream = EventStream(topics.table_id, retain=0)
         # The game is known once the controller is there (start()): the journal's profile.
         self._state = TableState(topics.table_id, game="", profile="", pit=pit)
-        self._inbox: queue.Queue[Any] = queue.Queue(maxsize=inbox)
+        # Controller's thread -> worker: one producer appends, the worker pops (a deque's
+        # append and popleft are atomic); the event wakes the worker.
+        self._inbox: deque[Any] = deque()
+        self._inbox_max = inbox
+        self._wake = threading.Event()
         self._pending: list[Released] = []  # controller thread: released by the last record
         self._controller: Any = None
+        self._closing = False
         # Worker thread only:
         self._backlog: deque[Released] = deque()
         self._backlog_max = backlog
-        self._version = 0
-        self._state_due = False  # a state not yet published
-        # paho thread -> worker:
-        self._connected = threading.Event()
-        self._reconnected = threading.Event()
-        self._closing = False
+        self._state_seconds = state_seconds
+        self._version = 0  # states published in this session
+        self._changes = 0  # items folded since the last state went out
+        self._view: Any = None  # the newest view not yet in the state, and its time
+        self._view_at = 0.0
+        self._seen: dict[Any, int] | None = None  # newest cards seen, odds not yet computed
+        self._next_state_at = 0.0  # monotonic: no state before this
+        self._reconnected = False  # set by on_connect: the status goes out first
+        self._republish = False  # the newest state again (a new connection)
+        self._unacked: set[int] = set()  # QoS 1 messages of this connection not yet acked
+        self._connected = False
         self._refusal_logged = ""
         offline = _json({"v": PAYLOAD_VERSION, "table_id": topics.table_id, "online": False,
                          "reason": "connection lost", "session": self.session})
@@ -137,9 +166,9 @@ class MqttPublisher:
                                   will=(topics.status, offline))
         self._client.max_inflight_messages_set(MAX_INFLIGHT)
         self._client.on_connect = self._on_connect
-        self._client.on_connect_fail = self._on_connect_fail
         self._client.on_disconnect = self._on_disconnect
         self._client.on_publish = self._on_publish
+        self._network = OwnedLoop(self._client, settings)
         self._thread = threading.Thread(target=self._run, name=f"mqtt-{topics.table_id}",
                                         daemon=True)
 
@@ -163,13 +192,15 @@ class MqttPublisher:
         """The controller's listener: hand the view and the events released over."""
         released, self._pending = tuple(self._pending), []
         try:
+            if len(self._inbox) >= self._inbox_max:
+                self.stats.inbox_dropped += 1
+                self.stats.events_dropped += len(released)
+                return
             seen = None
-            if any(r.type in ODDS_EVENTS for r in released) and self._odds is not None:
+            if self._odds is not None and any(r.type in ODDS_EVENTS for r in released):
                 seen = dict(self._controller.table.seen)
-            self._inbox.put_nowait(_Item(released, update.view.to_dict(), self._clock(), seen))
-        except queue.Full:
-            self.stats.inbox_dropped += 1
-            self.stats.events_dropped += len(released)
+            self._inbox.append(_Item(released, update.view, self._clock(), seen))
+            self._wake.set()
         except Exception as exc:  # noqa: BLE001 - the table must deal on
             self._fail(exc)
 
@@ -179,9 +210,8 @@ class MqttPublisher:
         controller the caller's thread is the one that calls :meth:`on_record` and
         :meth:`on_update` (a table in the same thread, or a test of the stream's holds)."""
         if controller is None:
-            self._inbox.put_nowait(_Item((), None, self._clock(), None))
+            self._inbox.append(_Item((), None, self._clock(), None))
             self._thread.start()
-            connect(self._client, self.settings)
             return self
         self._controller = controller
         game = controller.table.game
@@ -193,12 +223,10 @@ class MqttPublisher:
         state.cards_total = 52 * decks if isinstance(decks, int) else None
         if self._odds is None and state.game == "baccarat" and game_profile is not None:
             self._odds = baccarat_odds(game_profile)
-        state.set_view(controller.view.to_dict(), self._clock())
         seen = dict(controller.table.seen) if self._odds is not None else None
-        self._inbox.put_nowait(_Item((), None, self._clock(), seen))
+        self._inbox.append(_Item((), controller.view, self._clock(), seen))
         controller.listeners.append(self.on_update)
         self._thread.start()
-        connect(self._client, self.settings)
         return self
 
     def close(self) -> None:
@@ -209,26 +237,19 @@ class MqttPublisher:
         if controller is not None and self.on_update in controller.listeners:
             controller.listeners.remove(self.on_update)
         self._closing = True
-        try:
-            self._inbox.put_nowait(None)
-        except queue.Full:
-            pass  # a stuck worker sees _closing within its 0.5 s wait
+        self._inbox.append(_CLOSE)  # past the bound on purpose: it must get there
+        self._wake.set()
         if self._thread.is_alive():
-            self._thread.join(5.0)
-        try:
-            if self._connected.is_set():
-                info = self._client.publish(self.topics.status, _json(self._status(False)),
-                                            qos=1, retain=True)
-                info.wait_for_publish(GOODBYE_SECONDS)
-            self._client.disconnect()
-        except (RuntimeError, ValueError, OSError) as exc:
-            log.info("mqtt: goodbye not delivered: %s", exc)
-        finally:
-            self._client.loop_stop()
+            self._thread.join(GOODBYE_SECONDS + 3.0)
 
     @property
     def connected(self) -> bool:
-        return self._connected.is_set()
+        return self._connected
+
+    @property
+    def version(self) -> int:
+        """States published in this session (the ``version`` of the last one)."""
+        return self._version
 
     def _fail(self, exc: BaseException) -> None:
         if self.error is None:
@@ -237,7 +258,8 @@ class MqttPublisher:
             log.error("mqtt publisher failed (the table deals on; the broker gets no more "
                       "updates from it): %s", exc, exc_info=exc)
 
-    # ------------------------------------------------------------ paho's thread
+    # ------------------------------------------------------------ paho's callbacks
+    # Called by paho from within OwnedLoop.turn() or a publish: in the worker's thread.
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
                     properties: Any = None) -> None:
         if is_failure(reason_code):
@@ -252,30 +274,20 @@ class MqttPublisher:
         self.stats.connections += 1
         log.info("mqtt: connected to %s", self.settings.describe(),
                  extra={"broker": self.settings.describe()})
-        self._reconnected.set()
-        try:
-            # Before anything handed over once the connection is seen: the status and the
-            # newest state go out first.
-            self._inbox.put_nowait(_WAKE)
-        except queue.Full:
-            pass  # the worker is busy anyway
-        self._connected.set()
-        self.stats.connected = True
-
-    def _on_connect_fail(self, client: Any, userdata: Any) -> None:
-        log.debug("mqtt: cannot reach %s (retrying)", self.settings.describe())
+        self._reconnected = True  # the status and the newest state go out first
+        self._connected = self.stats.connected = True
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
                        properties: Any = None) -> None:
-        if self._connected.is_set() and not self._closing:
+        if self._connected and not self._closing:
             log.warning("mqtt: lost %s: %s (the table deals on; state updates are counted "
                         "as dropped until it is back)", self.settings.describe(),
                         reason_text(reason_code), extra={"broker": self.settings.describe()})
-        self._connected.clear()
-        self.stats.connected = False
+        self._connected = self.stats.connected = False
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason_code: Any,
                     properties: Any = None) -> None:
+        self._unacked.discard(mid)
         if is_failure(reason_code):
             self.stats.refused += 1
             text = reason_text(reason_code)
@@ -288,88 +300,135 @@ class MqttPublisher:
     # ------------------------------------------------------------ worker thread
     def _run(self) -> None:
         try:
+            wait = 0.0
+            turn_at = 0.0  # monotonic: when the network needs its next turn
             while True:
-                batch = [self._next_item()]
-                if batch[0] is not None and not self._closing:
+                if self._wake.wait(wait) and not self._closing and BATCH_SECONDS:
                     # The controller's thread has more to do for the input it just handed
                     # over (the exit, the lights, the next input): let it, then take what
                     # came meanwhile in one go, off the table's critical path.
                     time.sleep(BATCH_SECONDS)
-                batch += self._drain()
-                for item in batch:
-                    if item is not None and item is not _WAKE:
-                        # What is due goes out first if the broker has come back meanwhile:
-                        # a state is superseded unpublished only while it is away.
-                        self._publish_due()
-                        self._fold(item)
-                    self._publish_due()  # one state per item: every change published
-                self._publish_due()
-                if self._closing and None in batch:
+                self._wake.clear()  # before taking: an item appended after sets it again
+                closing = self._take()
+                now = time.monotonic()
+                if now >= turn_at or not self._connected:
+                    # Not at every item: a turn reads the socket (a system call, a thread
+                    # switch on a busy machine) and the acknowledgements can wait.
+                    turn_at = now + self._network.turn(
+                        busy=len(self._unacked) >= MAX_INFLIGHT)
+                due = self._publish_due(final=closing)
+                if closing:
+                    self._goodbye()
                     return
+                wait = max(0.0, min(turn_at - time.monotonic(), due))
         except BaseException as exc:  # noqa: BLE001 - reported to the owner, table deals on
             self._fail(exc)
 
-    def _drain(self) -> list[Any]:
-        items = []
-        while True:
-            try:
-                items.append(self._inbox.get_nowait())
-            except queue.Empty:
-                return items
-
-    def _next_item(self) -> Any:
-        try:
-            return self._inbox.get(timeout=0.5)
-        except queue.Empty:
-            return None
+    def _take(self) -> bool:
+        """Fold everything in the inbox; True once the owner asked to close."""
+        inbox = self._inbox
+        while inbox:
+            item = inbox.popleft()
+            if item is _CLOSE:
+                return True
+            self._fold(item)
+        return False
 
     def _fold(self, item: _Item) -> None:
-        state = self._state
         if item.released:
-            state.add(item.released)
+            self._state.add(item.released)
+            backlog = self._backlog
             for event in item.released:
-                if len(self._backlog) >= self._backlog_max:
-                    self._backlog.popleft()
+                if len(backlog) >= self._backlog_max:
+                    backlog.popleft()
                     self.stats.events_dropped += 1
-                self._backlog.append(event)
+                backlog.append(event)
         if item.view is not None:
-            state.set_view(item.view, item.at)
-        if item.seen is not None and self._odds is not None:
-            rounds = sum(1 for r in state.recent if r.get("outcome") != "void")
-            state.set_odds(self._odds(state.shoe, rounds, item.seen))
-        if self._state_due:
-            self.stats.states_dropped += 1  # superseded before the broker could have it
-        self._version += 1
-        self._state_due = True
+            self._view, self._view_at = item.view, item.at
+        if item.seen is not None:
+            self._seen = item.seen
+        if self._changes:  # a change not yet published, superseded by this one
+            if self._connected:
+                self.stats.states_coalesced += 1
+            else:
+                self.stats.states_dropped += 1
+        self._changes += 1
 
-    def _publish_due(self) -> None:
-        if not self._connected.is_set():
-            return
-        if self._reconnected.is_set():
-            self._reconnected.clear()
+    def _publish_due(self, *, final: bool = False) -> float:
+        """Publish what is due (``final``: the last state too, however recent the one
+        before); returns the seconds until a state held back is due."""
+        if not self._connected:
+            return NOTHING_DUE  # the network's turn says when to look again
+        if self._reconnected:
+            self._reconnected = False
+            self._unacked.clear()  # paho sends again what the last connection left unacked
             self._publish(self.topics.status, self._status(True), retain=True)
-            # Re-published: the broker may have lost it (once there is a state at all).
-            self._state_due = self._version > 0
-        while self._backlog:
-            event = self._backlog[0]
-            if not self._publish(self.topics.events, self._event(event)):
-                return
-            self._backlog.popleft()
+            # The newest state again, at once: the broker may have lost it (once there is
+            # a state at all).
+            self._republish = self._version > 0
+        backlog = self._backlog
+        while backlog:
+            if not self._publish(self.topics.events, self._event(backlog[0])):
+                return BUSY_TURN_SECONDS
+            backlog.popleft()
             self.stats.events_published += 1
-        if self._state_due:
-            state = self._state.payload(version=self._version, session=self.session,
-                                        at=self._clock(), table_system=self._table_system())
-            # QoS 0 for the state: each supersedes the last, TCP delivers it while the
-            # connection lasts, and a new connection gets the newest again (above).
-            if self._publish(self.topics.state, state, retain=True, qos=0):
-                self._state_due = False
-                self.stats.states_published += 1
+        if not (self._changes or self._republish):
+            return NOTHING_DUE
+        now = time.monotonic()
+        if now < self._next_state_at and not (final or self._republish):
+            return self._next_state_at - now
+        version = self._version + 1 if self._changes else self._version
+        if not self._publish_state(version):
+            return BUSY_TURN_SECONDS  # not sent after all (the connection just went): kept
+        self._version = version
+        self._changes = 0
+        self._republish = False
+        self._next_state_at = now + self._state_seconds
+        return NOTHING_DUE
+
+    def _publish_state(self, version: int) -> bool:
+        state = self._state
+        if self._view is not None:
+            view = self._view
+            state.set_view(view.to_dict() if hasattr(view, "to_dict") else view, self._view_at)
+            self._view = None
+        if self._seen is not None and self._odds is not None:
+            rounds = sum(1 for r in state.recent if r.get("outcome") != "void")
+            state.set_odds(self._odds(state.shoe, rounds, self._seen))
+            self._seen = None
+        document = state.payload(version=version, session=self.session, at=self._clock(),
+                                 table_system=self._table_system())
+        # QoS 0 for the state: each supersedes the last, TCP delivers it while the
+        # connection lasts, and a new connection gets the newest again (above).
+        if not self._publish(self.topics.state, document, retain=True, qos=0):
+            return False
+        self.stats.states_published += 1
+        return True
 
     def _publish(self, topic: str, document: Mapping[str, Any], *, retain: bool = False,
                  qos: int = 1) -> bool:
         info = self._client.publish(topic, _json(document), qos=qos, retain=retain)
-        # Not connected after all (a loss between the check and now): kept for later.
-        return info.rc == mqtt.MQTT_ERR_SUCCESS
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            return False  # not connected after all (lost since the check): kept for later
+        if qos:
+            # Its PUBACK is read in this thread, after this call: never before this line.
+            self._unacked.add(info.mid)
+        return True
+
+    def _goodbye(self) -> None:
+        """Status offline, "stopped", acknowledged by the broker (or given up on after
+        :data:`GOODBYE_SECONDS`), then DISCONNECT: the broker drops the last will."""
+        try:
+            if self._connected:
+                info = self._client.publish(self.topics.status, _json(self._status(False)),
+                                            qos=1, retain=True)
+                give_up = time.monotonic() + GOODBYE_SECONDS
+                while (self._connected and not info.is_published()
+                       and time.monotonic() < give_up):
+                    time.sleep(min(self._network.turn(), BUSY_TURN_SECONDS))
+            self._network.close()
+        except (RuntimeError, ValueError, OSError) as exc:
+            log.info("mqtt: goodbye not delivered: %s", exc)
 
     def _status(self, online: bool) -> dict[str, Any]:
         return {"v": PAYLOAD_VERSION, "table_id": self.topics.table_id, "online": online,

@@ -215,7 +215,8 @@ def test_held_events_are_published_only_once_revealed(tmp_path: Path,
                     "counter": 1, "source": "scanner"}], 1)
         record(3, [{"type": "card", "target": "dealer", "position": 2, "card": "KS",
                     "counter": 2, "source": "scanner", "hold": "hole-1"}], 2)
-        watcher.wait(lambda: any(s["version"] >= 4 for s in watcher.payloads("bj-1", "state")),
+        watcher.wait(lambda: any(s["shoe"]["cards_dealt"] == 2
+                                 for s in watcher.payloads("bj-1", "state")),
                      "the state after the held card")
         everything = json.dumps([m.payload for m in watcher.messages])
         assert "KS" not in everything

@@ -47,7 +47,7 @@ def test_every_state_of_a_hundred_tables_reaches_the_pit(tmp_path: Path) -> None
             def all_there() -> bool:
                 tiles = floor(url)
                 return all(table_id in tiles and tiles[table_id]["state_version"]
-                           == t.publisher._version for table_id, t in expected.items())
+                           == t.publisher.version for table_id, t in expected.items())
             wait_for(all_there, "every table's last state at the pit", 30)
             tiles = floor(url)
             assert pit.alive(), pit.stderr()
