@@ -6,7 +6,8 @@ The controller starts each game (host-start mode), so the wheel's n-th number is
 game's. Game 2 has a sensor fault: the page must show game 1's number in its colour, the
 countdown while betting is open, the strip with game 2 as a void, the latched irregularity
 with its prompt, remedy and detail; a supervisor clears it from the panel (a wrong PIN first)
-and game 3's number follows. What the page must show comes from the wheel's draw and the
+and game 3's number follows; a
+dealer's name that is markup is shown as text. What the page must show comes from the wheel's draw and the
 colour table of the rule sheet, not from the table."""
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from .display_rig import PIN, SUPERVISOR, colour, wheel_display
 from .test_display import supervisor_records
 
 pytestmark = pytest.mark.timeout(60)
+
+HOSTILE_NAME = '<img src=x onerror="document.title=1">'
 
 #: The pocket colours of wheel.css, as the browser computes them.
 BACKGROUNDS = {"red": "rgb(200, 16, 46)", "black": "rgb(11, 11, 11)",
@@ -92,6 +95,11 @@ def test_the_dealer_sees_numbers_the_strip_and_clears_a_latched_fault(
         expect_number(page, second, 3)
         expect(strip).to_have_count(3)
         expect(strip.nth(0)).to_have_attribute("data-number", str(second))
+        # text from people is shown as text: a dealer's "name" that is markup stays words
+        status, _ = table.action("dealer", reason=HOSTILE_NAME)
+        assert status == 200
+        expect(page.get_by_test_id("dealer")).to_have_text(HOSTILE_NAME)
+        expect(page.locator("header img")).to_have_count(0)
         page.screenshot(path=str(tmp_path / "wheel-display.png"))
     clears = [a for a in supervisor_records(table.journal) if a["action"] == "clear"]
     assert [(a["actor"], a["supervisor"]) for a in clears] == [(SUPERVISOR, SUPERVISOR)]
