@@ -6,9 +6,9 @@ The controller starts each game (host-start mode), so the wheel's n-th number is
 game's. Game 2 has a sensor fault: the page must show game 1's number in its colour, the
 countdown while betting is open, the strip with game 2 as a void, the latched irregularity
 with its prompt, remedy and detail; a supervisor clears it from the panel (a wrong PIN first)
-and game 3's number follows; a
-dealer's name that is markup is shown as text. What the page must show comes from the wheel's draw and the
-colour table of the rule sheet, not from the table."""
+and game 3's number follows; a dealer's name that is markup is shown as text. What the page
+must show comes from the wheel's draw and the colour table of the rule sheet, not from the
+table."""
 
 from __future__ import annotations
 
