@@ -10,7 +10,8 @@ A misspin comes in game 4 either way. The table system's record must then hold e
 the controller's journal implies, each exactly once and in order (ids recomputed from the
 journal by replaying it into a fresh wheel table), each valid against its schema with shoe 0;
 its rounds must equal ``shoe journal export`` of the journal line for line, each round once;
-and neither side refused anything the other sent.
+its numbers are the wheel's own (``shoe sim --wheel --log``), game after game; and neither
+side refused anything the other sent.
 """
 
 from __future__ import annotations
@@ -81,9 +82,10 @@ def test_the_table_system_records_each_game_once_as_the_journal_has_it(
         "--table-token", TOKEN, "--table-key-file", str(key_file))
     wait_until("the controller's journal", journal.exists, 30, procs=[controller])
     mode = ["--mode", "1159"] if host_starts else []
+    wheel_log = tmp_path / "wheel-games.jsonl"
     sim, out, err = procs.start("sim", "sim", "--wheel", "--tcp", f"127.0.0.1:{wheel_port}",
                                 "--speed", SPEED, "--seed", "7", "--wheel-fault", "misspin@4",
-                                *mode)
+                                "--log", str(wheel_log), *mode)
     first_line(sim, out, err)
     try:
         code = controller.wait(60)
@@ -117,6 +119,14 @@ def test_the_table_system_records_each_game_once_as_the_journal_has_it(
     respin = next(e["data"] for e in events if e["type"] == "round_opened"
                   and e["data"]["round"] == misspin + 1)
     assert respin["respin_of"] == misspin
+
+    # The numbers are the wheel's own (its log of its games), game after game, none skipped
+    # (the wheel may have run a first game before the controller was on the line, and runs
+    # on after it stopped).
+    drawn = [game["number"] for game in read_record(wheel_log) if game["number"] is not None]
+    taken = [r["number"] for r in numbers]
+    starts = [i for i in range(len(drawn)) if drawn[i:i + len(taken)] == taken]
+    assert starts and starts[0] <= 1, (taken, drawn)
 
     closes = {e["data"]["origin"] for e in events if e["type"] == "betting_closed"}
     assert closes == ({"table-system", "wheel"} if host_starts else {"wheel"})
