@@ -96,11 +96,16 @@ def test_the_dealer_sees_numbers_the_strip_and_clears_a_latched_fault(
         expect(strip).to_have_count(3)
         expect(strip.nth(0)).to_have_attribute("data-number", str(second))
         # text from people is shown as text: a dealer's "name" that is markup stays words
-        status, _ = table.action("dealer", reason=HOSTILE_NAME)
-        assert status == 200
+        page.get_by_test_id("open-panel").click()
+        page.get_by_test_id("dealer-name").fill(HOSTILE_NAME)
+        page.get_by_test_id("act-dealer").click()
+        expect(page.get_by_test_id("panel-message")).to_contain_text("DONE: Put dealer")
+        page.get_by_test_id("close-panel").click()
         expect(page.get_by_test_id("dealer")).to_have_text(HOSTILE_NAME)
         expect(page.locator("header img")).to_have_count(0)
         page.screenshot(path=str(tmp_path / "wheel-display.png"))
     clears = [a for a in supervisor_records(table.journal) if a["action"] == "clear"]
     assert [(a["actor"], a["supervisor"]) for a in clears] == [(SUPERVISOR, SUPERVISOR)]
+    dealers = [a for a in supervisor_records(table.journal) if a["action"] == "dealer"]
+    assert [(a["actor"], a["reason"]) for a in dealers] == [(SUPERVISOR, HOSTILE_NAME)]
     assert (tmp_path / "wheel-display.png").stat().st_size > 10_000

@@ -190,7 +190,7 @@ $("#login").addEventListener("submit", async (e) => {
 });
 
 // The action buttons (class "act", data-action): `confirmFor` maps an action to the question
-// asked before it is sent; `fields()` gives the body's other fields (reason, card).
+// asked before it is sent; `fields(action)` gives the body's other fields (reason, card).
 function startActions({ confirmFor = {}, fields = () => ({}) } = {}) {
   for (const button of document.querySelectorAll(".act")) {
     button.addEventListener("click", async () => {
@@ -198,7 +198,7 @@ function startActions({ confirmFor = {}, fields = () => ({}) } = {}) {
       const action = button.dataset.action;
       if (confirmFor[action] && !confirm(confirmFor[action])) return;
       touchPanel();
-      const body = { ...credentials, action, ...fields() };
+      const body = { ...credentials, action, ...fields(action) };
       message("Sending...", "pending");
       try {
         const answer = await post("/api/supervisor/action", body, [409]);

@@ -163,5 +163,6 @@ function tickCountdown() {
 setInterval(tickCountdown, 250);
 
 startActions({ confirmFor: { reset_bias: "Start a new bias-monitoring period (the counts so far are set aside)?" },
-  fields: () => ({ reason: $("#reason").value }) });
+  // a dealer's name goes as the action's reason (the bias report's dealer breakdown)
+  fields: (action) => ({ reason: action === "dealer" ? $("#dealer-name").value : $("#reason").value }) });
 connect(render);
