@@ -202,7 +202,7 @@ class WebServer(DisplayServer):
                           self.controller.table.shoe_number, time.monotonic()))
         return hub
 
-    def _on_update(self, update: Update) -> None:  # type: ignore[override]
+    def _on_update(self, update: Update) -> None:
         """The controller's listener: copy, hand over, return (runs on the controller thread)."""
         if self._closed or self._loop is None:
             return
