@@ -58,6 +58,7 @@ from wheel_protocol.messages import (
     WheelMessage,
     WheelState,
     WinningNumberLine,
+    number_field,
 )
 
 DIRECTIONS = ("alternate", "clockwise", "anticlockwise")
@@ -127,6 +128,9 @@ def _same_condition(held: Status, status: Status) -> bool:
     speed and the spin may have moved on."""
     if held.warnings & _CRITICAL_FLAGS != status.warnings & _CRITICAL_FLAGS:
         return False
+    if (WheelState.WINNING_NUMBER not in (held.state, status.state)
+            and held.last_number != status.last_number):
+        return False
     return held.state is status.state or (held.state in _BALL_RUNNING
                                           and status.state in _BALL_RUNNING)
 
@@ -173,6 +177,12 @@ class GameTracker:
         self._shown: tuple[int, int] | None = None
         self._held: Status | None = None  # a status that would end the game, until repeated
         self._held_at = 0.0
+        self._foreign_misspin_acked = False
+        #: The previous game's number as the wheel shows it during this game ("last number"
+        #: in every state but 5); a change means the wheel finished a game this tracker did
+        #: not see (the line was down): this game's result was missed.
+        self._prior: int | None = None
+        self._prior_known = False
 
     # ------------------------------------------------------------------ inputs
 
@@ -337,6 +347,8 @@ class GameTracker:
             critical |= status.warnings & WarningFlag.MISSPIN  # a misspin only means this then
         if critical and (last is None or (last.warnings & critical) != critical):
             return True
+        if self._missed_a_game(status):
+            return True  # a digit flipped in the last number would void a real game
         if last is not None and last.state is state:
             return False
         if state in (WheelState.BALL_IN_RIM, WheelState.NO_MORE_BETS):
@@ -354,7 +366,22 @@ class GameTracker:
             return not self._reports
         return state is WheelState.BETS_OPEN and self._launched and not self._reports
 
+    def _missed_a_game(self, status: Status) -> bool:
+        """Whether ``status`` shows the wheel finished a game since this one opened that the
+        tracker did not see (its "last number" changed outside state 5)."""
+        return (self.in_progress and self._prior_known and not self._reports
+                and status.state is not WheelState.WINNING_NUMBER
+                and status.last_number != self._prior)
+
     def _take_status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        if self._missed_a_game(status):
+            self._lock_bets(now, out)
+            self._void(VoidReason.NO_RESULT, f"the wheel finished a game this table did not "
+                       f"see (its last number went from {number_field(self._prior).strip()} "
+                       f"to {number_field(status.last_number).strip()})", now, out)
+        elif (self.in_progress and not self._prior_known
+              and status.state is not WheelState.WINNING_NUMBER):
+            self._prior, self._prior_known = status.last_number, True
         self.last_status = status
         shown = (int(status.state), int(status.warnings))
         if shown != self._shown:
@@ -422,13 +449,21 @@ class GameTracker:
                 respin_of, self._respin_of = self._respin_of, None
                 self._open(now, out, spin=status.spin, respin_of=respin_of)
                 self._close(now, out)
-            elif self.phase not in (Phase.FOREIGN, Phase.VOIDED):  # a voided game's ball
-                # may still run: only a game that was never opened is foreign
-                self.phase = Phase.FOREIGN
-                self._fault(FaultCode.GAME_NOT_OPENED, f"the wheel launched spin "
-                            f"{status.spin:03d} with no betting round open", False, now, out)
-                return
             else:
+                if self.phase not in (Phase.FOREIGN, Phase.VOIDED):  # a voided game's ball
+                    # may still run: only a game that was never opened is foreign
+                    self.phase = Phase.FOREIGN
+                    self._fault(FaultCode.GAME_NOT_OPENED, f"the wheel launched spin "
+                                f"{status.spin:03d} with no betting round open", False, now,
+                                out)
+                if self.phase is Phase.FOREIGN:
+                    # Not this table's game, but the wheel waits for *R after a misspin
+                    # whoever watches it (joined mid-game, or while latched): acknowledge it
+                    # once, or the wheel stands still.
+                    misspin = WarningFlag.MISSPIN in status.warnings
+                    if misspin and not self._foreign_misspin_acked:
+                        out.append(SendCommand(AcknowledgeVoid()))
+                    self._foreign_misspin_acked = misspin
                 return
         self._launched = True
         if self._reports:
@@ -548,6 +583,9 @@ class GameTracker:
         self._launch_retry_reported = False
         self._start_sent_at = None
         self._start_pending = False
+        last = self.last_status
+        self._prior_known = last is not None
+        self._prior = last.last_number if last is not None else None
         out.append(RoundOpened(self.game, now, spin, respin_of))
 
     def _close(self, now: float, out: list[TrackerOutput]) -> None:

@@ -224,10 +224,9 @@ class WheelTable:
         if item.action == "clear":
             if not self.latched:
                 self._refuse("nothing to clear")
-            elif not self.link_up:
-                self._refuse("cannot clear yet: the wheel is not connected")
-                self._emit("clear_refused", supervisor=item.supervisor,
-                           reason="the wheel is not connected")
+            elif blocking := self._blocking_conditions():
+                self._refuse(f"cannot clear yet: {blocking}")
+                self._emit("clear_refused", supervisor=item.supervisor, reason=blocking)
             else:
                 cleared, self.latched = self.latched, []
                 for latched in cleared:
@@ -242,7 +241,8 @@ class WheelTable:
             except TrackerStateError as exc:
                 self._refuse(str(exc))
                 return
-            self._tracked(outputs, voided_by=item.supervisor)
+            by = "table-system" if item.supervisor == "table-system" else "supervisor"
+            self._tracked(outputs, origin=by, voided_by=item.supervisor)
         elif item.action == "dealer":
             name = item.reason.strip()
             if not name or not name.isprintable() or len(name) > 64:
@@ -256,6 +256,20 @@ class WheelTable:
             self._emit("bias_reset", supervisor=item.supervisor, reason=item.reason)
         else:
             self._refuse(f"a wheel table has no supervisor action {item.action!r}")
+
+    def _blocking_conditions(self) -> str:
+        """Why a clear cannot be accepted now ("" when it can): what caused the latch is
+        still there, and the next game would latch it again at once."""
+        if not self.link_up:
+            return "the wheel is not connected"
+        status = self.tracker.last_status
+        if status is not None and WarningFlag.HARDWARE_FAULT in status.warnings:
+            return "the wheel still reports a sensor, motor or encoder fault"
+        if status is not None and status.state in (WheelState.TABLE_CLOSED,
+                                                   WheelState.BALL_NOT_DETECTED):
+            return (f"the wheel still says '{STATE_NAMES[status.state]}': have it "
+                    "self-tested and restarted first")
+        return ""
 
     # ------------------------------------------------------------------ tracker outputs
     def _tracked(self, outputs: list[TrackerOutput], *, origin: str = "wheel",

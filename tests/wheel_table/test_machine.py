@@ -99,7 +99,8 @@ def test_the_line_lost_while_betting_is_open_locks_bets_at_once() -> None:
     assert [e["type"] for e in script.events].count("betting_closed") == 1
     assert "winning_number" not in script.kinds()
     void = next(e for e in script.events if e["type"] == "round_void")
-    assert void["reason"] == "abandoned"
+    assert void["reason"] == "no_result"  # its last number moved on: a game went unseen
+    assert "from 4 to 22" in void["detail"]
 
 
 def test_a_fault_latches_and_no_round_opens_until_a_supervisor_clears_it() -> None:

@@ -154,16 +154,17 @@ def a_day_at_a_wheel_that_runs_its_games() -> Script:
     s.status(6, 12, 0, flags=4)
     s.line("*F 012")
     s.status(6, 12, 0)
+    s.supervisor("clear")  # refused: the wheel still idles
+    s.status(1, 12, 0)  # repaired and restarted
     s.supervisor("clear")
     # A silent drop to idle mid-game (no fault reporting): void, latched, *F asked for.
-    s.status(1, 12, 0)
     s.status(2, 13, 0)
     s.status(3, 13, 0)
     s.status(6, 13, 0)
     s.line("*F 000")
+    s.status(1, 13, 0)
     s.supervisor("clear")
     # A stray two-digit line while the ball still runs: line noise, dropped (a warning).
-    s.status(1, 13, 0)
     s.status(2, 14, 0)
     s.status(3, 14, 0)
     s.line("21", dt=0.1)
@@ -285,7 +286,7 @@ def test_the_script_covers_every_void_reason_fault_and_wheel_status(
     assert {d["status"] for t, d in data if t == "device_health"} == WHEEL_STATUSES
     assert {d["component"] for t, d in data if t == "device_health"} == {"wheel"}
     origins = {d["origin"] for t, d in data if t == "betting_closed"}
-    assert origins == {"wheel", "table-system", "timer", "line_lost"}
+    assert origins == {"wheel", "table-system", "timer", "line_lost", "supervisor"}
     # a supervisor's void names them, as at a card table; the wheel's own voids name nobody
     for t, d in data:
         if t == "round_void":
