@@ -277,6 +277,15 @@ class SimulatedWheel:
             if deadline is None or now < deadline:
                 break
             self._advance(deadline)
+            passed = self._state_deadline()
+            if (self.auto_status and passed is not None and now >= passed
+                    and self.state is not WheelState.WINNING_NUMBER):  # 5 is sent at once
+                # The process was not scheduled for a while (a loaded test machine, at a
+                # high speed) and this phase is over already: a real wheel would have sent
+                # its status in it; sent now, twice as a real wheel repeats it, so that the
+                # host sees the game the wheel played (its ball launched), not a jump.
+                self._send(self.status())
+                self._send(self.status())
         self._set_flags(now)
         if self.auto_status and self._next_status is not None and now >= self._next_status:
             if not self._line_rng.random() < self.line_faults.drop_status:
