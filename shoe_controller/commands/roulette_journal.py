@@ -7,9 +7,10 @@ so what they print is what the table decided: never the messages it reported (a 
 may have missed some), never the wheel's raw lines read anew.
 
 The game tracker's grace periods decide games (how long a missing ball is tolerated, how long
-a lone report waits for a second): a replay must use the ones the controller ran with. They
-are the run configuration's ``[wheel]`` section (``--config FILE``; without it the defaults,
-which are also ``shoe run``'s without a ``[wheel]`` section).
+a lone report waits for a second): a replay must use the ones the controller ran with. The
+controller journals them with each session (``SessionStarted.settings``), and the replay
+takes them from there; ``--config FILE`` (its ``[wheel]`` section) gives them for a journal
+written before sessions carried them, until its first session record that does.
 
 Export (docs/roulette.md, schema docs/roulette/export.schema.json, version 1): one line per
 finished round, ``{"type": "round", "round", "number", "colour", "wheel_spin", "void"}``;

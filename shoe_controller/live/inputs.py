@@ -80,3 +80,13 @@ class SessionStarted(TableInput):
     version: str = ""
     profile_sha256: str = ""
     profile_toml: str = ""
+    #: What else decides the table's outcomes from this session on and is not in the
+    #: profile: a wheel table's tracker settings (``{"tracker": {...}}``, its ``[wheel]``
+    #: grace periods and confirmations). None (and absent from the record) at a card table.
+    settings: dict[str, Any] | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        data = TableInput.to_data(self)
+        if self.settings is None:
+            del data["settings"]  # a card table's session record reads as it always did
+        return data

@@ -47,7 +47,7 @@ from shoe_controller.wheel_table.inputs import (
     WheelTick,
     wheel_input_from_record,
 )
-from shoe_controller.wheel_table.machine import WheelTable
+from shoe_controller.wheel_table.machine import WheelTable, session_settings
 from shoe_controller.wheel_table.metrics import WheelMetrics
 from wheel_protocol import Unparsed
 
@@ -164,7 +164,7 @@ class WheelController:
             if self.profile_toml else ""
         self._session_at = self.clock()
         self._apply(SessionStarted(self.profile, "roulette", self.version, sha256,
-                                   self.profile_toml))
+                                   self.profile_toml, session_settings(self.table.settings)))
 
     # ----------------------------------------------------------------- inputs from others
     def submit(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:

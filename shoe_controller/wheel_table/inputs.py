@@ -99,6 +99,8 @@ def _is(annotation: str, value: Any) -> bool:
         return isinstance(value, str)
     if annotation == "bool":
         return isinstance(value, bool)
+    if annotation == "dict[str, Any] | None":
+        return value is None or isinstance(value, dict)
     if annotation == "list[int] | None":
         return value is None or (isinstance(value, list) and all(
             isinstance(v, int) and not isinstance(v, bool) for v in value))

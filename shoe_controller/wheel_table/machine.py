@@ -23,7 +23,7 @@ the MQTT publisher are told) and the commands for the wheel (sent live only, nev
 from __future__ import annotations
 
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from shoe_controller.games.roulette.bias import BiasConfig, BiasMonitor, Spin
@@ -129,6 +129,11 @@ def number_facts(number: int) -> dict[str, Any]:
             "half": "low" if number <= 18 else "high"}
 
 
+def session_settings(settings: WheelSettings) -> dict[str, Any]:
+    """What a wheel table's session record carries (:attr:`SessionStarted.settings`)."""
+    return {"tracker": asdict(settings.tracker)}
+
+
 class WheelTable:
     def __init__(self, settings: WheelSettings | None = None) -> None:
         self.settings = settings or WheelSettings()
@@ -177,10 +182,24 @@ class WheelTable:
             self._link(item, at)
         elif isinstance(item, SessionStarted):
             self.profile_sha256 = item.profile_sha256
+            if item.settings is not None:
+                self._take_settings(item.settings)
             self.tracker.resume(at)  # the controller was away, not the wheel
         else:
             raise TypeError(f"a wheel table takes no {type(item).__name__} input")
         return Outcome(self._events, self._commands)
+
+    def _take_settings(self, settings: dict[str, Any]) -> None:
+        """The tracker settings journalled with a session: they decide games from then on,
+        whatever the configuration says when the journal is replayed (a restart with another
+        ``[wheel]`` section, ``shoe journal export``)."""
+        try:
+            config = TrackerConfig(**settings["tracker"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"session settings: not a wheel's tracker settings ({exc})") \
+                from None
+        self.tracker.config = config
+        self.settings = replace(self.settings, tracker=config)
 
     def _link(self, item: LinkChanged, at: float) -> None:
         if item.up == self.link_up:

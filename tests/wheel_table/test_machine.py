@@ -175,3 +175,26 @@ def test_a_number_seen_while_the_ball_still_runs_is_noise_not_a_result() -> None
     assert "17 (status), 5 (line)" in warnings[0]["detail"]
     script.lines("*X;5;030;22;0;250;0", "22")
     assert script.table.last_result is not None and script.table.last_result["number"] == 22
+
+
+def test_the_session_carries_the_settings_that_decide_games() -> None:
+    """A journal replays as it was played, whatever the configuration at replay time."""
+    from shoe_controller.wheel_table.machine import session_settings
+
+    played = WheelSettings(tracker=TrackerConfig(confirm_window=5.0))
+    table = WheelTable(played)
+    items = [(SessionStarted("roulette-single-zero", "roulette",
+                             settings=session_settings(played)), T0),
+             (LinkChanged(True), T0),
+             *[(WheelLine.of(line.encode()), T0 + 0.5 * i)
+               for i, line in enumerate(["*X;2;001; 3;0;250;0", "*X;3;001; 3;0;250;0",
+                                         "*X;3;001; 3;0;250;0", "*X;5;001;21;0;250;0"], 1)],
+             (WheelTick(), T0 + 4.0)]  # 2 s after the lone report: within 5 s, past 1.2 s
+    events = [e for item, at in items for e in table.handle(item, at).events]
+    assert "winning_number" not in [e["type"] for e in events]
+    replayed = WheelTable()  # today's configuration: the default 1.2 s window
+    again = [e for item, at in items for e in replayed.handle(item, at).events]
+    assert again == events
+    record = items[0][0].to_data()
+    assert record["settings"]["tracker"]["confirm_window"] == 5.0
+    assert "settings" not in SessionStarted("baccarat-6d").to_data()  # a card table's record
