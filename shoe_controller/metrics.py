@@ -67,6 +67,30 @@ FRAME_ERRORS = ("bad_crc", "bad_cobs", "too_short", "oversize", "unsupported_ver
                 "bad_length", "unknown_type", "bad_payload")
 
 
+class LiveTableFamilies:
+    """The metric families every live table has, whatever its device (docs/metrics.md): the
+    same names and meanings at a card table and at a wheel table."""
+
+    def __init__(self, registry: CollectorRegistry, outcomes: str) -> None:
+        labels = ("table_id",)
+        self.irregularities = Counter("shoe_irregularities", "Irregularities raised, by kind",
+                                      (*labels, "kind"), registry=registry)
+        self.cleared = Counter("shoe_irregularities_cleared", "Irregularities cleared, by kind "
+                               "and by what cleared them", (*labels, "kind", "by"),
+                               registry=registry)
+        self.clearance = Histogram("shoe_irregularity_clearance_seconds", "Time from an "
+                                   "irregularity latched to cleared", (*labels, "kind"),
+                                   buckets=CLEARANCE_BUCKETS, registry=registry)
+        self.rounds = Counter("shoe_rounds", f"Rounds ended, by outcome ({outcomes})",
+                              (*labels, "outcome"), registry=registry)
+        self.round_duration = Histogram("shoe_round_duration_seconds", "Time from a round "
+                                        "opened (betting open) to its result", labels,
+                                        buckets=ROUND_BUCKETS, registry=registry)
+        self.append = Histogram("shoe_journal_append_seconds", "Time to append (and, with "
+                                "durability full, fsync) one journal record", labels,
+                                buckets=APPEND_BUCKETS, registry=registry)
+
+
 class TableMetrics:
     """The metrics of one table (``table_id``) in their own :attr:`registry`.
 
@@ -88,22 +112,14 @@ class TableMetrics:
                                 labels, registry=reg)
         self.cards_set_aside = Counter("shoe_cards_set_aside", "Cards that left the shoe "
                                        "and were set aside, not played", labels, registry=reg)
-        self.irregularities = Counter("shoe_irregularities", "Irregularities latched, by kind",
-                                      (*labels, "kind"), registry=reg)
-        self.cleared = Counter("shoe_irregularities_cleared", "Irregularities cleared, by kind "
-                               "and by what cleared them", (*labels, "kind", "by"), registry=reg)
-        self.clearance = Histogram("shoe_irregularity_clearance_seconds", "Time from an "
-                                   "irregularity latched to cleared", (*labels, "kind"),
-                                   buckets=CLEARANCE_BUCKETS, registry=reg)
-        self.rounds = Counter("shoe_rounds", "Rounds ended, by outcome (player, banker, tie, "
-                              "void)", (*labels, "outcome"), registry=reg)
-        self.round_duration = Histogram("shoe_round_duration_seconds", "Time from a round "
-                                        "opened (betting open) to its result",
-                                        labels, buckets=ROUND_BUCKETS, registry=reg)
+        shared = LiveTableFamilies(reg, "player, banker, tie, void")
+        self.irregularities = shared.irregularities
+        self.cleared = shared.cleared
+        self.clearance = shared.clearance
+        self.rounds = shared.rounds
+        self.round_duration = shared.round_duration
+        self.append = shared.append
         self.shoes = Counter("shoe_shoes_finished", "Shoes finished", labels, registry=reg)
-        self.append = Histogram("shoe_journal_append_seconds", "Time to append (and, with "
-                                "durability full, fsync) one journal record",
-                                labels, buckets=APPEND_BUCKETS, registry=reg)
         self.decision = Histogram("shoe_decision_seconds", "Time from a card (or misread) "
                                   "taken from the shoe link to the table's decision: "
                                   "journalled, applied, prompt out", labels,
@@ -505,5 +521,6 @@ def serve_metrics(metrics: TableMetrics, host: str, port: int) -> MetricsServer:
     return MetricsServer(metrics, host, port)
 
 
-__all__ = ["CONTENT_TYPE", "MetricsServer", "MetricsServerError", "TableMetrics",
+__all__ = ["CONTENT_TYPE", "LiveTableFamilies", "MetricsServer", "MetricsServerError",
+           "TableMetrics",
            "backlog_of", "check_metrics_port", "serve_metrics"]

@@ -19,7 +19,6 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     GCCollector,
-    Histogram,
     PlatformCollector,
     ProcessCollector,
     generate_latest,
@@ -27,12 +26,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from shoe_controller.metrics import (
-    APPEND_BUCKETS,
-    CLEARANCE_BUCKETS,
-    ROUND_BUCKETS,
-    backlog_of,
-)
+from shoe_controller.metrics import LiveTableFamilies, backlog_of
 from wheel_protocol.events import FaultCode
 
 log = logging.getLogger("shoe_controller.metrics")
@@ -49,21 +43,13 @@ class WheelMetrics:
         self.registry = CollectorRegistry()
         labels = ("table_id",)
         reg = self.registry
-        self.rounds = Counter("shoe_rounds", "Rounds ended, by outcome (roulette: the number's "
-                              "colour, or void)", (*labels, "outcome"), registry=reg)
-        self.round_duration = Histogram("shoe_round_duration_seconds", "Time from a round "
-                                        "opened (betting open) to its result", labels,
-                                        buckets=ROUND_BUCKETS, registry=reg)
-        self.irregularities = Counter("shoe_irregularities", "Irregularities raised, by kind",
-                                      (*labels, "kind"), registry=reg)
-        self.cleared = Counter("shoe_irregularities_cleared", "Irregularities cleared, by kind "
-                               "and by what cleared them", (*labels, "kind", "by"), registry=reg)
-        self.clearance = Histogram("shoe_irregularity_clearance_seconds", "Time from an "
-                                   "irregularity latched to cleared", (*labels, "kind"),
-                                   buckets=CLEARANCE_BUCKETS, registry=reg)
-        self.append = Histogram("shoe_journal_append_seconds", "Time to append (and, with "
-                                "durability full, fsync) one journal record", labels,
-                                buckets=APPEND_BUCKETS, registry=reg)
+        shared = LiveTableFamilies(reg, "the winning number's colour, or void")
+        self.rounds = shared.rounds
+        self.round_duration = shared.round_duration
+        self.irregularities = shared.irregularities
+        self.cleared = shared.cleared
+        self.clearance = shared.clearance
+        self.append = shared.append
         self.lines = Counter("shoe_wheel_lines", "Lines received from the wheel, by kind "
                              "(status, result, reply, noise)", (*labels, "kind"), registry=reg)
         self.warnings = Counter("shoe_wheel_warnings", "Wheel warnings that latch nothing "
