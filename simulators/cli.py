@@ -123,7 +123,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="stop after N games (default: run on)")
     wheel.add_argument("--replay", metavar="LOGFILE",
                        help="play a recorded wheel log (one received line per line, optionally "
-                       "'SECONDS<TAB>line'); starts when the host first sends")
+                       "'SECONDS<TAB>line'); starts when the host first sends, or over TCP when "
+                       "it connects")
     wheel.add_argument("--exit-when-done", action="store_true",
                        help="exit once the games (--games) or the replay are done")
     wheel.add_argument("--log", metavar="FILE",

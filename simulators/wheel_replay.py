@@ -7,9 +7,10 @@ for content. Lines starting with ``#`` are comments; an empty line is skipped. A
 a timestamp goes out ``interval`` seconds after the one before (a real wheel's status
 period). Everything is sent ``speed`` times faster than recorded.
 
-The replay starts when the host sends its first bytes (any command, e.g. ``*K``), so a host
-that opens the port late does not miss the start. Commands are otherwise not answered: a log
-is a log.
+The replay starts when the host sends its first bytes (any command, e.g. ``*K``), or over TCP
+when a host connects (a controller of a wheel that sends its status by itself may send
+nothing), so a host that opens the port late does not miss the start. Commands are otherwise
+not answered: a log is a log.
 """
 
 from __future__ import annotations
@@ -94,7 +95,12 @@ class WheelReplay:
         return self._next >= len(self.lines)
 
     def receive(self, data: bytes, now: float) -> None:
-        if data and self._start is None:
+        if data:
+            self.start(now)
+
+    def start(self, now: float) -> None:
+        """Play from ``now`` (a host is there); nothing if playing already."""
+        if self._start is None:
             self._start = now
 
     def next_deadline(self) -> float | None:

@@ -75,12 +75,17 @@ def game_logger(file: IO[str]) -> Callable[[PlayedGame], None]:
 
 
 def run_wheel(device: WheelDevice, transport: Transport, stop: threading.Event, *,
-              clock: Callable[[], float] = time.monotonic, exit_when_done: bool = False) -> None:
-    """Drive ``device`` over ``transport`` until ``stop`` (or, if asked, it is done)."""
+              clock: Callable[[], float] = time.monotonic, exit_when_done: bool = False,
+              connected: Callable[[], bool] | None = None) -> None:
+    """Drive ``device`` over ``transport`` until ``stop`` (or, if asked, it is done).
+    ``connected``: whether a host is there (TCP), which starts a replay."""
     done_at: float | None = None
     try:
         while not stop.is_set():
             now = clock()
+            if connected is not None and isinstance(device, WheelReplay) \
+                    and not device.started and connected():
+                device.start(now)
             out = device.data_to_send(now)
             if out:
                 transport.write(out)
@@ -144,7 +149,8 @@ def _serve(args: argparse.Namespace, device: WheelDevice, faults: FaultConfig,
     try:
         host, port = server.address
         _announce(f"TCP {host}:{port}")
-        run_wheel(device, _with_faults(server, faults), stop, exit_when_done=args.exit_when_done)
+        run_wheel(device, _with_faults(server, faults), stop, exit_when_done=args.exit_when_done,
+                  connected=lambda: server.has_client)
     finally:
         server.close()
     return 0
