@@ -20,13 +20,14 @@ RECONNECT_MAX_SECONDS = 10.0
 
 
 def new_client(settings: BrokerSettings, client_id: str, *,
-               will: tuple[str, bytes] | None = None) -> mqtt.Client:
-    """An unconnected client; ``will``: (topic, payload) published retained at QoS 1 by the
-    broker if this client goes away without saying goodbye (a crash, SIGKILL, a cable)."""
+               will: tuple[str, bytes] | None = None,
+               cls: type[mqtt.Client] = mqtt.Client) -> mqtt.Client:
+    """An unconnected client (of paho's class, or ``cls``); ``will``: (topic, payload)
+    published retained at QoS 1 by the broker if this client goes away without saying
+    goodbye (a crash, SIGKILL, a cable)."""
     protocol = mqtt.MQTTv5 if settings.protocol == "5" else mqtt.MQTTv311
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                         protocol=protocol, clean_session=None if protocol == mqtt.MQTTv5
-                         else True)
+    client = cls(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                 protocol=protocol, clean_session=None if protocol == mqtt.MQTTv5 else True)
     if settings.username is not None:
         client.username_pw_set(settings.username, settings.password)
     context = tls_context(settings)

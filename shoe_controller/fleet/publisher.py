@@ -50,7 +50,7 @@ import paho.mqtt.client as mqtt
 from shoe_controller import __version__
 from shoe_controller.fleet.broker import BrokerSettings, Topics
 from shoe_controller.fleet.client import is_failure, new_client, reason_text
-from shoe_controller.fleet.network import BUSY_TURN_SECONDS, OwnedLoop
+from shoe_controller.fleet.network import BUSY_TURN_SECONDS, BatchingClient, OwnedLoop
 from shoe_controller.fleet.state import ODDS_EVENTS, PAYLOAD_VERSION, Released, TableState
 from shoe_controller.reporting.stream import EventStream
 
@@ -69,6 +69,11 @@ BATCH_SECONDS = 0.005
 #: At most one state per this many seconds (10 a second): a change sooner after the last
 #: state goes out with the next one. Events are never held back or merged.
 STATE_SECONDS = 0.1
+#: The live odds (about a millisecond of the CPU, the largest part of a state's cost) at most
+#: this often: a baccarat round takes 20 s or more at a real table, so there every round's
+#: odds go out; faster (a simulator, a bench) the state carries the odds of an earlier round
+#: (its ``after_round`` says which) until the time is up, and then the newest.
+ODDS_SECONDS = 5.0
 #: (The worker's wait when nothing is due: the network's turn is always sooner.)
 NOTHING_DUE = 3600.0
 #: How long a clean stop waits for the broker to take the "offline: stopped" status.
@@ -118,12 +123,13 @@ class MqttPublisher:
     :meth:`on_record`), then :meth:`start` with the controller: it adds :meth:`on_update` to
     the listeners and connects. :meth:`close` says goodbye (status offline, "stopped").
     ``odds``: a function of the cards seen giving the exact odds document, or None.
-    ``state_seconds``: the least time between two states."""
+    ``state_seconds``: the least time between two states; ``odds_seconds``: between two
+    computations of the odds."""
 
     def __init__(self, settings: BrokerSettings, topics: Topics, *, pit: str | None = None,
                  odds: Callable[[int, int, dict[Any, int]], dict[str, Any]] | None = None,
                  inbox: int = INBOX, backlog: int = EVENT_BACKLOG,
-                 state_seconds: float = STATE_SECONDS,
+                 state_seconds: float = STATE_SECONDS, odds_seconds: float = ODDS_SECONDS,
                  clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
         self.topics = topics
@@ -155,6 +161,8 @@ class MqttPublisher:
         self._view_at = 0.0
         self._seen: dict[Any, int] | None = None  # newest cards seen, odds not yet computed
         self._next_state_at = 0.0  # monotonic: no state before this
+        self._odds_seconds = odds_seconds
+        self._next_odds_at = 0.0  # monotonic: no odds computed before this
         self._reconnected = False  # set by on_connect: the status goes out first
         self._republish = False  # the newest state again (a new connection)
         self._unacked: set[int] = set()  # QoS 1 messages of this connection not yet acked
@@ -163,7 +171,7 @@ class MqttPublisher:
         offline = _json({"v": PAYLOAD_VERSION, "table_id": topics.table_id, "online": False,
                          "reason": "connection lost", "session": self.session})
         self._client = new_client(settings, f"shoe-{topics.table_id}-{self.session}",
-                                  will=(topics.status, offline))
+                                  will=(topics.status, offline), cls=BatchingClient)
         self._client.max_inflight_messages_set(MAX_INFLIGHT)
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect
@@ -317,6 +325,8 @@ class MqttPublisher:
                     turn_at = now + self._network.turn(
                         busy=len(self._unacked) >= MAX_INFLIGHT)
                 due = self._publish_due(final=closing)
+                if not self._network.flush():  # all of it with one send
+                    turn_at = 0.0  # the connection failed: the next turn finds out
                 if closing:
                     self._goodbye()
                     return
@@ -372,27 +382,34 @@ class MqttPublisher:
                 return BUSY_TURN_SECONDS
             backlog.popleft()
             self.stats.events_published += 1
-        if not (self._changes or self._republish):
-            return NOTHING_DUE
         now = time.monotonic()
+        odds_waiting = self._seen is not None and self._odds is not None
+        odds = odds_waiting and (now >= self._next_odds_at or final)
+        if not (self._changes or self._republish or odds):
+            return self._next_odds_at - now if odds_waiting else NOTHING_DUE
         if now < self._next_state_at and not (final or self._republish):
             return self._next_state_at - now
-        version = self._version + 1 if self._changes else self._version
-        if not self._publish_state(version):
+        version = self._version + 1 if self._changes or odds else self._version
+        if not self._publish_state(version, odds=odds):
             return BUSY_TURN_SECONDS  # not sent after all (the connection just went): kept
         self._version = version
         self._changes = 0
         self._republish = False
         self._next_state_at = now + self._state_seconds
-        return NOTHING_DUE
+        if odds:
+            self._next_odds_at = now + self._odds_seconds
+            return NOTHING_DUE
+        # Odds held back: a state with the newest goes out when their time is up.
+        return self._next_odds_at - now if odds_waiting else NOTHING_DUE
 
-    def _publish_state(self, version: int) -> bool:
+    def _publish_state(self, version: int, *, odds: bool) -> bool:
+        """The state as it is now (``odds``: with the odds of the newest cards seen)."""
         state = self._state
         if self._view is not None:
             view = self._view
             state.set_view(view.to_dict() if hasattr(view, "to_dict") else view, self._view_at)
             self._view = None
-        if self._seen is not None and self._odds is not None:
+        if odds and self._odds is not None and self._seen is not None:
             rounds = sum(1 for r in state.recent if r.get("outcome") != "void")
             state.set_odds(self._odds(state.shoe, rounds, self._seen))
             self._seen = None
@@ -422,6 +439,7 @@ class MqttPublisher:
             if self._connected:
                 info = self._client.publish(self.topics.status, _json(self._status(False)),
                                             qos=1, retain=True)
+                self._network.flush()
                 give_up = time.monotonic() + GOODBYE_SECONDS
                 while (self._connected and not info.is_published()
                        and time.monotonic() < give_up):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from referencing import Registry, Resource
 
-from shoe_controller.cards import Card
+from shoe_controller.cards import Card, new_shoe
 from shoe_controller.fleet.broker import Topics
 from shoe_controller.fleet.publisher import MqttPublisher
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import Update
 from shoe_controller.table.machine import Level, TableView
-from tests.baccarat.baccarat_reference import reference_winner
+from tests.baccarat.baccarat_reference import brute_force_counts, reference_winner
 
 from .rig import PIT_PASSWORD, PIT_USER, PREFIX, Mosquitto, Subscriber, fleet_table
 
@@ -68,6 +69,33 @@ def values(codes: list[str]) -> tuple[int, ...]:
     return tuple(min(Card.from_code(code).rank, 10) % 10 for code in codes)
 
 
+def value_counts(cards: Counter[Card]) -> list[int]:
+    """How many cards of each baccarat value (0..9) ``cards`` holds."""
+    counts = [0] * 10
+    for card, n in cards.items():
+        counts[min(card.rank, 10) % 10] += n
+    return counts
+
+
+def assert_live_odds(odds: dict[str, Any], journal: Path, *, seed: int, rounds: int) -> None:
+    """The live odds (computed at most every few seconds, the newest at the latest when the
+    publisher stops) are those of the cards left after the last round: the shoe's cards
+    minus the journal's, by the reference walk of tests/baccarat (an error once fewer than
+    the six cards a round can need are left)."""
+    left = Counter(new_shoe(1, seed)) - Counter(
+        Card.from_code(code) for _, code in journal_cards(journal))
+    assert odds["after_round"] == rounds
+    if sum(left.values()) < 6:
+        assert odds["cards_left"] is None and "six cards" in odds["error"]
+        return
+    expected = brute_force_counts(value_counts(left))
+    sequences = sum(expected[k] for k in ("banker", "player", "tie"))
+    assert odds["cards_left"] == sum(left.values()) and odds["error"] is None
+    for outcome in ("banker", "player", "tie"):
+        assert odds["outcomes"][outcome] == pytest.approx(expected[outcome] / sequences,
+                                                          rel=1e-12)
+
+
 @pytest.fixture
 def broker(tmp_path: Path) -> Any:
     mosquitto = Mosquitto(tmp_path / "broker").start()
@@ -75,10 +103,13 @@ def broker(tmp_path: Path) -> Any:
     mosquitto.stop()
 
 
-def test_events_in_order_and_the_state_retained(tmp_path: Path, broker: Mosquitto) -> None:
+# Seed 3's shoe ends with 5 cards left (no odds: a round can need 6), seed 5's with 10.
+@pytest.mark.parametrize("seed", [3, 5])
+def test_events_in_order_and_the_state_retained(tmp_path: Path, broker: Mosquitto,
+                                                seed: int) -> None:
     watcher = Subscriber(broker)
     try:
-        with fleet_table(tmp_path, broker.settings(), "t-07", seed=3, pit="pit-2") as table:
+        with fleet_table(tmp_path, broker.settings(), "t-07", seed=seed, pit="pit-2") as table:
             watcher.wait(lambda: table.controller.shoes_finished >= 1, "the shoe dealt", 60)
             def final_state_out() -> bool:
                 states = watcher.payloads("t-07", "state")
@@ -118,6 +149,7 @@ def test_events_in_order_and_the_state_retained(tmp_path: Path, broker: Mosquitt
         assert [r["outcome"] for r in state["recent_results"]] == [r["outcome"] for r in results]
         assert state["last_result"]["round"] == results[-1]["round"]
         assert state["last_event_seq"] == events[-1]["seq"]
+        assert_live_odds(state["odds"], table.journal, seed=seed, rounds=len(results))
         # The controller stopped cleanly: status offline, "stopped".
         assert status_msg.payload["online"] is False
         assert status_msg.payload["reason"] == "stopped"
