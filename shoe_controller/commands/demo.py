@@ -14,6 +14,10 @@ the demo's virtual supervisor under that id (``simulators/supervisor.py``), afte
 names another): the built-in players bet, decide by basic strategy (taking ``--pace`` to
 think) and sometimes insure; each round is printed as ``shoe replay`` prints it.
 
+``--game roulette`` plays games on the software roulette wheel instead (profile
+``roulette-single-zero``): ``--games``, ``--speed``, ``--wheel-fault``; see
+:mod:`shoe_controller.commands.demo_roulette`.
+
 With ``--http`` the dealer display stays up after the shoe, showing it finished, until Ctrl-C
 or SIGTERM. A signal during the shoe stops it: the summary says how far it got, the exit
 status is 128 + the signal's number, and the temporary directory is removed either way.
@@ -44,7 +48,8 @@ from shoe_controller.errors import ConfigError
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import add_http_options, http_from_args
 
-GAMES = {"baccarat": "punto-banco-8d", "blackjack": "blackjack-8d"}
+GAMES = {"baccarat": "punto-banco-8d", "blackjack": "blackjack-8d",
+         "roulette": "roulette-single-zero"}
 """The games the demo plays, with the profile each plays by default."""
 
 DEMO_SUPERVISOR = "demo-pit"
@@ -93,9 +98,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "(default: 10 x pace, at least 0.5)")
     parser.add_argument("--journal", type=Path, metavar="FILE",
                         help="keep the journal in this new file (default: a temporary one)")
+    wheel = parser.add_argument_group("roulette", "with --game roulette: the software wheel")
+    wheel.add_argument("--games", type=_games, metavar="N",
+                       help="games to play (default: 12)")
+    wheel.add_argument("--speed", type=_speed, default=10.0, metavar="FACTOR",
+                       help="the wheel this many times faster than a real one (a real game "
+                       "takes about 65 s)")
+    wheel.add_argument("--wheel-fault", action="append", default=[], metavar="KIND@GAME",
+                       help="a fault in game N, as shoe sim --wheel's (e.g. misspin@3, "
+                       "no-ball@5, sensor@7); the demo supervisor clears what latches")
     add_http_options(parser, example="8080 --pace 0.3")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                         help="log messages of this level and above, on stderr")
+
+
+def _games(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of games >= 1, got {text!r}")
+    return int(text)
+
+
+def _speed(text: str) -> float:
+    value = _number(text)
+    if not 0 < value <= 1000:  # NaN too
+        raise argparse.ArgumentTypeError(f"a speed factor more than 0, at most 1000, got {text}")
+    return value
+
+
+ROULETTE_ONLY: dict[str, Any] = {"games": None, "speed": 10.0, "wheel_fault": []}
+"""The roulette options and their defaults (refused by name with a card game)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,6 +151,12 @@ def run(args: argparse.Namespace) -> int:
     _check_new_journal(args.journal)
     setup_logging(False, args.log_level)
     profile_name = args.profile or GAMES[args.game]
+    if args.game == "roulette":
+        return _roulette(args, http, profile_name)
+    for name, default in ROULETTE_ONLY.items():
+        if getattr(args, name) != default:
+            raise ConfigError(f"--{name.replace('_', '-')}: a roulette option; add "
+                              "--game roulette")
     game = create_game(profile_name)
     if game.name != args.game:
         raise ConfigError(f"--profile {profile_name}: a {game.name} profile; --game is "
@@ -163,7 +200,6 @@ def run(args: argparse.Namespace) -> int:
             console: Any = Console(progress=True, shoe_cards=len(cards))
             if blackjack:
                 from shoe_controller.games.blackjack.live_console import BlackjackConsole
-
                 from shoe_controller.games.blackjack.live_players import BuiltInPlayers
 
                 controller.players_seed, controller.player_seconds = seed, args.pace
@@ -197,6 +233,16 @@ def run(args: argparse.Namespace) -> int:
     if not finished:
         return 128 + signals[0] if signals else 1
     return 0
+
+
+def _roulette(args: argparse.Namespace, http: Any, profile_name: str) -> int:
+    from shoe_controller.commands.demo_roulette import run_roulette
+    from shoe_controller.games.registry import profile_game
+
+    game = profile_game(profile_name)
+    if game != "roulette":
+        raise ConfigError(f"--profile {profile_name}: a {game} profile; --game is roulette")
+    return run_roulette(args, http, profile_name)
 
 
 def _check_new_journal(path: Path | None) -> None:
