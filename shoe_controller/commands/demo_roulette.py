@@ -190,6 +190,7 @@ def run_roulette(args: argparse.Namespace, http: Any, profile_name: str) -> int:
                 controller.run(extras.should_stop(stop.is_set), games=games)
             finally:
                 supervisor.close()
+                wheel_thread.stop.set()  # nobody reads the line any more
             elapsed = time.monotonic() - started
             table = controller.table
             finished = table.rounds_finished >= games
