@@ -161,7 +161,7 @@ def _render(design: DeckDesign, card: Card, zoom: float, folder: Path) -> np.nda
     out = folder / f".render-{os.getpid()}.png"
     command = ["rsvg-convert", f"--export-id={design.element_id(card)}", "--zoom",
                f"{zoom:.4f}", "-o", str(out), str(design.path)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         raise DeckDesignError(f"rsvg-convert failed for {design.name} {card.code}: "
                               f"{result.stderr.strip()}")

@@ -11,13 +11,16 @@ order light meets it:
    top plate, behind a vertical rod), ``slot`` (a low-resolution camera over a slot holding
    the whole card, turned 90 degrees), ``overhead`` (a webcam over felt: any rotation and
    place, hands touching the card, a card partly out of frame);
-2. **light**: an uneven illumination field (smooth random variation, a directional spot)
-   and lens vignetting (a radial fall-off), then the session's exposure (the grey level
-   white paper reaches) and white balance (the colour cast of white paper);
-3. **optics**: defocus (Gaussian) and, sometimes, motion blur (a line kernel);
-4. **sensor**: shot and read noise, clipping at full scale (an over-exposed paper saturates),
+2. **light**: an uneven illumination field (smooth random variation; over felt, a lamp to
+   one side) and lens vignetting (a radial fall-off);
+3. **optics**: defocus (Gaussian) and, sometimes, motion blur (a line kernel); a cheap
+   sensor's weak colour separation;
+4. **exposure**: the grey level white paper reaches, or auto-exposure metering the frame's
+   mean, and white balance (the colour cast of white paper); veiling glare (flare) lifting
+   the blacks;
+5. **sensor**: shot and read noise, clipping at full scale (an over-exposed paper saturates),
    quantisation (8 bits, or the 5/6 bits of an RGB565 sensor);
-5. **compression**: JPEG at the camera's quality, then the set's own processing (a resize
+6. **compression**: JPEG at the camera's quality, then the set's own processing (a resize
    and a second JPEG where the real photos had one).
 
 Each stage draws from a seeded :class:`numpy.random.Generator`, so a frame is a function of
@@ -120,8 +123,8 @@ class CameraCondition:
 
 
 # ------------------------------------------------------------------------------ conditions
-# Measured on the real sets (python -m simulators.camera_stats would print them; the bench
-# prints them beside the simulation's): see docs/vision.md, "Simulated camera against real
+# Statistics measured on the real sets with simulators/camera_stats.py (the bench prints
+# them beside the simulation's): see docs/vision.md, "Simulated camera against real
 # photos", for the table and how each value was chosen.
 
 IN_SHOE_CORNER = CameraCondition(
@@ -284,7 +287,7 @@ def _spot(rng: np.random.Generator, size: tuple[int, int], floor: float) -> np.n
     sigma = rng.uniform(0.25, 0.45) * width
     y, x = np.mgrid[0:height, 0:width].astype(np.float32)
     spot = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * sigma ** 2))
-    return (floor + (1 - floor) * spot) / 1.0
+    return floor + (1 - floor) * spot
 
 
 def optics(image: np.ndarray, rng: np.random.Generator, session: Session,
@@ -363,10 +366,11 @@ def _place(target: np.ndarray, face: np.ndarray, matrix: np.ndarray) -> np.ndarr
     perspective ``matrix``; returns the card's coverage (alpha) in the frame."""
     height, width = target.shape[:2]
     colour, alpha = _face_reflectance(face)
+    # Bilinear sampling, no area averaging (OpenCV's warps have none): a face shrunk five
+    # times (the slot camera) aliases a little where a sensor would average.
     warped = cv2.warpPerspective(np.dstack([colour * alpha[:, :, None], alpha]), matrix,
-                                 (width, height), flags=cv2.INTER_AREA
-                                 if matrix[0, 0] ** 2 + matrix[1, 0] ** 2 < 1 else
-                                 cv2.INTER_LINEAR, borderValue=(0, 0, 0, 0))
+                                 (width, height), flags=cv2.INTER_LINEAR,
+                                 borderValue=(0, 0, 0, 0))
     coverage = warped[:, :, 3]
     target *= (1 - coverage)[:, :, None]
     target += warped[:, :, :3]
