@@ -7,7 +7,8 @@ SIGTERM, or with ``--exit-when-done`` once its games (``--games``) or the replay
 
 ``--log FILE`` writes the wheel's own record of its games, a JSON line per game as it ends:
 ``{"game", "spin", "number" (null: none), "fault" (the planned fault or null), "began",
-"ended"}`` (Unix times: state 2, and the number drawn or the game given up).
+"ended"}`` (Unix times: state 2, and the number drawn or the game given up); the schema is
+docs/roulette/sim-game-log.schema.json (version 1).
 """
 
 from __future__ import annotations

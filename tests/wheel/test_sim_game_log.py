@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
+
+import jsonschema
 
 from simulators.wheel import SimulatedWheel, WheelTimings
 from wheel_protocol.messages import Status, WarningFlag, WheelState, WinningNumberLine
@@ -56,6 +59,26 @@ def test_a_pause_of_the_process_does_not_skip_the_statuses_of_a_game() -> None:
     states = [int(m.state) for m in sent if isinstance(m, Status)]
     assert states[:4] == [3, 3, 4, 4] and 5 in states
     assert any(isinstance(m, WinningNumberLine) for m in sent)
+
+
+SCHEMA = Path(__file__).parents[2] / "docs" / "roulette" / "sim-game-log.schema.json"
+
+
+def test_shoe_sim_wheel_log_writes_a_line_per_game_as_its_schema_says(tmp_path: Path) -> None:
+    log = tmp_path / "games.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "shoe_controller", "sim", "--wheel", "--tcp", "127.0.0.1:0",
+         "--speed", "200", "--seed", "3", "--games", "3", "--wheel-fault", "no-ball@2",
+         "--exit-when-done", "--log", str(log), "--quiet"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    schema = json.loads(SCHEMA.read_text())
+    for line in lines:
+        jsonschema.validate(line, schema)
+    draw = random.Random(3)
+    assert [(g["game"], g["number"], g["fault"]) for g in lines] == [
+        (1, draw.randrange(37), None), (2, None, "no-ball"), (3, draw.randrange(37), None)]
 
 
 def test_shoe_sim_wheel_log_refuses_an_existing_file(tmp_path: Path) -> None:
