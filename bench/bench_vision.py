@@ -71,7 +71,13 @@ def main() -> None:
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if args.simulate:
-        simulate(args.simulate, args.seed, args.real, args.sim_seed)
+        from simulators.camera_realism import ConditionError
+        from vision.model import VisionModelError
+
+        try:
+            simulate(args.simulate, args.seed, args.real, args.sim_seed)
+        except (ConditionError, VisionModelError) as exc:
+            parser.exit(2, f"bench_vision.py: {exc}\n")
         return
     designs = find_designs()
     cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
