@@ -42,7 +42,7 @@ def wheel_problems(section: Any) -> list[str]:
     """Why ``section`` is not a valid ``[wheel]`` table: one reason a line (none: valid)."""
     if not isinstance(section, Mapping):
         return [f": must be a table ([wheel]), got {type(section).__name__}"]
-    problems = [f".{key}: unknown key (known: {', '.join(KEYS)})"
+    problems = [f".{_label(key)}: unknown key (known: {', '.join(KEYS)})"
                 for key in section if key not in KEYS]
     name = section.get("name", "wheel-1")
     if not isinstance(name, str) or not name.strip() or not name.isprintable():
@@ -57,13 +57,20 @@ def wheel_problems(section: Any) -> list[str]:
                         f"{checked.pop('host_starts')!r}")
     try:
         tracker_config(checked)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         problems.extend(f": {reason}" for reason in str(exc).split("; "))
     try:
         bias_config(section)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         problems.append(f": bias_{exc!s}")
     return problems
+
+
+def _label(key: object) -> str:
+    """A key as written, or quoted when it would not show as itself on one line."""
+    if isinstance(key, str) and key and key.isprintable() and key.strip() == key:
+        return key
+    return repr(key)
 
 
 def tracker_config(section: Mapping[str, Any]) -> TrackerConfig:

@@ -243,6 +243,21 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "mqtt_cert_file": paths,
     "mqtt_key_file": paths,
     "pit": st.sampled_from(["pit-3", "Salon Privé", "a/b", "+", ""]) | st.text(max_size=10),
+    "wheel": st.fixed_dictionaries({}, optional={
+        "name": st.sampled_from(["wheel-3", "", "\x00"]),
+        "baudrate": st.sampled_from([9600, 9601, 115200, True]),
+        "host_starts": st.sampled_from([True, False, "yes"]),
+        "poll_interval": st.sampled_from([0.5, 0.01, -1, float("nan"), "x"]),
+        "confirmations": st.sampled_from([1, 2, 4, True]),
+        "confirm_window": numbers,
+        "status_timeout": numbers,
+        "direction": st.sampled_from(["alternate", "sideways"]),
+        "bias_alert_p": st.sampled_from([1e-4, 0.0, 2, "p"]),
+        "bias_min_games": st.sampled_from([370, 3, 10**300]),
+        "bias_sector_size": st.sampled_from([9, 1, 40]),
+        "tilt": toml_values,
+    }) | toml_values,
+    "games": st.integers() | st.sampled_from([0, 1, 10**300]),
 }
 config_documents = st.fixed_dictionaries(
     {},
