@@ -43,7 +43,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import paho.mqtt.client as mqtt
 
@@ -170,8 +170,9 @@ class MqttPublisher:
         self._refusal_logged = ""
         offline = _json({"v": PAYLOAD_VERSION, "table_id": topics.table_id, "online": False,
                          "reason": "connection lost", "session": self.session})
-        self._client = new_client(settings, f"shoe-{topics.table_id}-{self.session}",
-                                  will=(topics.status, offline), cls=BatchingClient)
+        self._client = cast(BatchingClient, new_client(
+            settings, f"shoe-{topics.table_id}-{self.session}", will=(topics.status, offline),
+            cls=BatchingClient))
         self._client.max_inflight_messages_set(MAX_INFLIGHT)
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect
