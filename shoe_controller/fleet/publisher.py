@@ -12,16 +12,17 @@ Two threads, and why:
   worker stuck: a bug, never the broker) drops the item and counts it.
 * **The worker** is the only thread that touches the MQTT client: it drives paho's network
   itself (:class:`~.network.OwnedLoop`: connect, reconnect with backoff, read the broker's
-  acknowledgements, keepalive), so a publish is one ``send`` in this thread and costs no
-  other thread a wake-up. It wakes :data:`BATCH_SECONDS` after an item arrived (the table
+  acknowledgements, keepalive), so what a batch publishes goes out with one ``send`` from
+  this thread and wakes no other. It wakes :data:`BATCH_SECONDS` after an item arrived (the table
   has finished with that input by then), folds what came into the state
   (:class:`~.state.TableState`) and publishes every event at QoS 1, in order, at once, and
   the retained state (QoS 0: each supersedes the last) **at most every**
   :data:`STATE_SECONDS`: a change within that time of the last state is folded into the next
   one, published when the time is up (the pit redraws a table a few times a second at most,
   and each state is the whole table: nothing is lost but intermediate pictures). The view
-  is turned into a document and the live odds computed (~1 ms, once per round) only for a
-  state that goes out. While the broker is away it keeps the events (up to
+  is turned into a document only for a state that goes out, and the live odds (~1 ms) are
+  computed at most every :data:`ODDS_SECONDS` (the newest once the time is up, and always
+  for the last state). While the broker is away it keeps the events (up to
   :data:`EVENT_BACKLOG`; older ones are dropped and counted) and only the newest state
   (the changes it superseded are counted as dropped state updates). When the broker is
   back it publishes the status, the newest state (retained again: a broker that restarted
