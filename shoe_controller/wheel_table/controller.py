@@ -136,11 +136,11 @@ class WheelController:
             last_time = record.wall_time
             try:
                 item = wheel_input_from_record(record.kind, record.data)
+                outcome = self.table.handle(item, record.wall_time)
             except (ValueError, ShoeError) as exc:
                 raise JournalReplayError(f"journal record {record.seq} ({record.kind}): {exc}; "
                                          "this journal is not a wheel table's, or is "
                                          "damaged (shoe journal verify)") from None
-            outcome = self.table.handle(item, record.wall_time)
             self.metrics.on_record(record.kind, None, record.wall_time, outcome.events,
                                    live=False)
             count += 1

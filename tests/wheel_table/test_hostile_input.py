@@ -95,3 +95,22 @@ def test_a_damaged_record_is_refused_by_name(kind: str, data: dict[str, Any]) ->
         return
     assert item.to_data() | data == item.to_data()  # nothing taken but what it said
     WheelTable().handle(item, 1_700_000_000.0)  # an accepted record is one the table takes
+
+
+def test_a_journal_with_damaged_session_settings_is_refused_by_record(tmp_path: Any) -> None:
+    import pytest
+
+    from shoe_controller.errors import JournalReplayError
+    from shoe_controller.journal import Journal
+    from shoe_controller.wheel_table.connection import WheelConnection
+    from shoe_controller.wheel_table.controller import WheelController
+
+    path = tmp_path / "j.db"
+    with Journal(path) as journal:
+        journal.append("session", {"profile": "roulette-single-zero", "game": "roulette",
+                                   "settings": {"tracker": {"confirmations": 9}}})
+        controller = WheelController(journal=journal, table=WheelTable(), profile="r",
+                                     connection=WheelConnection("loop://"))
+        with pytest.raises(JournalReplayError, match="journal record 1 .session.: session "
+                           "settings"):
+            controller.start(begin_session=False)
