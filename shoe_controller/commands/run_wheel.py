@@ -49,12 +49,15 @@ def run_wheel(args: argparse.Namespace, config: RunConfig, http: Any) -> int:
         stopped_by.append(signal.Signals(signum).name)
         stop.set()
 
+    from shoe_controller.fleet.publisher import publisher_for
+
+    publisher = publisher_for(config)  # the broker's URL and files are checked here too
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
-    with running_wheel_table(config, begin_session=False) as controller, wheel_services(
-        controller, http=http, console=sys.stdin if args.console else None,
-        metrics=config.metrics_address(),
-    ) as extras:
+    taps = () if publisher is None else (publisher.on_record,)
+    with running_wheel_table(config, begin_session=False, record_taps=taps) as controller, \
+            wheel_services(controller, http=http, console=sys.stdin if args.console else None,
+                           metrics=config.metrics_address(), mqtt=publisher) as extras:
         console = None
         if not args.quiet:
             console = WheelConsole()

@@ -196,6 +196,10 @@ class Floor:
             "round": state.get("round"),
             "results": [r["outcome"] for r in (state.get("recent_results") or ())
                         ][-TILE_RESULTS:],
+            # roulette: each result's number (None for a void, and at card tables)
+            "result_numbers": [r.get("number") if isinstance(r.get("number"), int)
+                               and not isinstance(r.get("number"), bool) else None
+                               for r in (state.get("recent_results") or ())][-TILE_RESULTS:],
             "last_result": state.get("last_result"),
             "last_result_text": result_text(state.get("last_result")),
             # No alert once the shoe is finished: no round is dealt from the cards left.

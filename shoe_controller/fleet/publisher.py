@@ -117,6 +117,13 @@ class PublisherStats:
     failed: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class _WheelUpdate:
+    """A wheel table's view, shaped as a card table's update (what :meth:`on_update` reads)."""
+
+    view: dict[str, Any]
+
+
 class MqttPublisher:
     """Publishes one table's state, events and status (docs/mqtt/README.md).
 
@@ -151,6 +158,9 @@ class MqttPublisher:
         self._wake = threading.Event()
         self._pending: list[Released] = []  # controller thread: released by the last record
         self._controller: Any = None
+        #: The controller's listener: :meth:`on_update` at a card table (its updates carry
+        #: the view), :meth:`_on_wheel_update` at a wheel table (view and events).
+        self._listener: Callable[..., None] = self.on_update
         self._closing = False
         # Worker thread only:
         self._backlog: deque[Released] = deque()
@@ -224,10 +234,17 @@ class MqttPublisher:
             self._thread.start()
             return self
         self._controller = controller
-        game = controller.table.game
+        state = self._state
+        game = getattr(controller.table, "game", None)
+        if game is None:  # a wheel table: no card game, no shoe, no odds
+            state.game, state.profile, state.cards_total = "roulette", controller.profile, None
+            self._listener = self._on_wheel_update
+            self._inbox.append(_Item((), controller.view(), self._clock(), None))
+            controller.listeners.append(self._listener)
+            self._thread.start()
+            return self
         game_profile = getattr(game, "profile", None)
         decks = getattr(game, "copies_per_card", None)  # every game's decks (Game protocol)
-        state = self._state
         state.game = str(getattr(game, "name", ""))
         state.profile = str(getattr(game_profile, "name", "") or controller.profile)
         state.cards_total = 52 * decks if isinstance(decks, int) else None
@@ -235,17 +252,22 @@ class MqttPublisher:
             self._odds = baccarat_odds(game_profile)
         seen = dict(controller.table.seen) if self._odds is not None else None
         self._inbox.append(_Item((), controller.view, self._clock(), seen))
-        controller.listeners.append(self.on_update)
+        controller.listeners.append(self._listener)
         self._thread.start()
         return self
+
+    def _on_wheel_update(self, view: dict[str, Any], _events: list[dict[str, Any]]) -> None:
+        """A wheel controller's listener (view and events; the events reach this publisher
+        through its record tap, as a card table's do)."""
+        self.on_update(_WheelUpdate(view))
 
     def close(self) -> None:
         """Publish what is left if connected, say "offline: stopped", disconnect."""
         if self._closing:
             return
         controller = self._controller
-        if controller is not None and self.on_update in controller.listeners:
-            controller.listeners.remove(self.on_update)
+        if controller is not None and self._listener in controller.listeners:
+            controller.listeners.remove(self._listener)
         self._closing = True
         self._inbox.append(_CLOSE)  # past the bound on purpose: it must get there
         self._wake.set()

@@ -3,7 +3,8 @@ breaks it: what a broker delivers is not trusted).
 
 * baccarat: ``banker 7-5 (round 12)`` (outcome, player total - banker total);
 * blackjack: ``round 12: dealer 24 bust; 1 win, 4.1 win, 4.2 push`` (the dealer's total, ``BJ``
-  for a blackjack; each seat's hands, ``4.1`` and ``4.2`` after a split, with their outcome).
+  for a blackjack; each seat's hands, ``4.1`` and ``4.2`` after a split, with their outcome);
+* roulette: ``17 black (round 12)``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ def result_text(result: Any) -> str:
         return ""
     if isinstance(result.get("dealer"), Mapping):
         text = _blackjack(result)
+    elif "number" in result and "colour" in result:
+        text = (f"{_plain(result.get('number'))} {_plain(result.get('colour'))} "
+                f"(round {_plain(result.get('round'))})")
     elif isinstance(result.get("outcome"), str):
         text = (f"{result['outcome']} {_plain(result.get('player_total'))}-"
                 f"{_plain(result.get('banker_total'))} (round {_plain(result.get('round'))})")

@@ -88,6 +88,12 @@ class TableState:
                         "round": result["round"], "outcome": result["outcome"],
                         **{flag: bool(result[flag]) for flag in (
                             "natural", "player_pair", "banker_pair")}})
+            elif kind == "winning_number":  # roulette
+                self.last_result = {"round": data.get("round"), "number": data.get("number"),
+                                    "colour": data.get("colour"), "at": event.at}
+                self.recent.append({"round": data.get("round"), "outcome": data.get("colour"),
+                                    "number": data.get("number"), "natural": False,
+                                    "player_pair": False, "banker_pair": False})
             elif kind == "round_void":
                 self.recent.append({"round": data.get("round"), "outcome": "void",
                                     "natural": False, "player_pair": False,

@@ -433,6 +433,12 @@ class WheelTable:
             "table_id": self.settings.table_id,
             "round": self.current.round if self.current else self.round_number,
             "phase": phase,
+            # The keys every live table's view has (the MQTT state reads them): the state,
+            # the alarm, the device link; a wheel has no card exit to lock.
+            "state": phase,
+            "alarm": "latched" if self.latched else "ok",
+            "link_up": self.link_up,
+            "exit_locked": False,
             "prompt": prompt,
             "level": level,
             "host_starts": self.settings.tracker.host_starts,

@@ -35,7 +35,7 @@ from shoe_controller.wheel_table.machine import WheelSettings, WheelTable
 from shoe_controller.wheel_table.settings import bias_config, tracker_config
 
 #: ``shoe run`` options that only a card table has (refused, by name, with a roulette profile).
-CARD_TABLE_ONLY = ("camera", "deck", "models", "camera_cross_check", "mqtt")
+CARD_TABLE_ONLY = ("camera", "deck", "models", "camera_cross_check")
 
 
 def wheel_settings(config: RunConfig) -> WheelSettings:
@@ -105,10 +105,11 @@ def running_wheel_table(config: RunConfig, *, begin_session: bool = True,
 
 @contextlib.contextmanager
 def wheel_services(controller: WheelController, *, http: Any = None, console: Any = None,
-                   metrics: tuple[str, int] | None = None) -> Iterator[Any]:
+                   metrics: tuple[str, int] | None = None, mqtt: Any = None) -> Iterator[Any]:
     """The dealer display (``http``), the supervisor console (``console``: the lines to
-    read) and the Prometheus metrics on a port of their own (``metrics``: host and port)
-    beside a wheel controller; a failure of either in its own thread stops the loop of
+    read), the Prometheus metrics on a port of their own (``metrics``: host and port) and the
+    MQTT publisher (``mqtt``: unstarted, its ``on_record`` among the controller's record
+    taps; it never stops the table) beside a wheel controller; a failure of either in its own thread stops the loop of
     ``should_stop`` and is re-raised there (as a card table's)."""
     started = Services()
     with contextlib.ExitStack() as stack:
@@ -118,6 +119,10 @@ def wheel_services(controller: WheelController, *, http: Any = None, console: An
             scraped = serve_metrics(controller.metrics, *metrics)  # type: ignore[arg-type]
             stack.callback(scraped.close)
             print(f"metrics: {scraped.url}", flush=True)
+        if mqtt is not None:
+            stack.callback(mqtt.close)
+            mqtt.start(controller)
+            print(f"mqtt: {mqtt.settings.describe()} as {mqtt.topics.base}", flush=True)
         if http:
             from shoe_controller.web.binding import http_settings
             from shoe_controller.web.wheel_app import serve_wheel

@@ -68,7 +68,10 @@ function tileNode(t) {
   // dealer total and each seat's outcome): blackjack has no bead road.
   if (t.last_result_text) node.append(el("div", "result", t.last_result_text));
   const beads = el("div", "beads");
-  for (const outcome of t.results) beads.append(el("span", `bead ${outcome}`, outcome[0].toUpperCase()));
+  t.results.forEach((outcome, i) => {  // roulette's beads carry their number
+    const number = (t.result_numbers || [])[i];
+    beads.append(el("span", `bead ${outcome}`, number ?? outcome[0].toUpperCase()));
+  });
   node.append(beads);
   node.addEventListener("click", () => showDetail(t.table_id));
   return node;
