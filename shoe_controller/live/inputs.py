@@ -9,6 +9,7 @@ record kind and ``to_data()`` the record's JSON body; both are part of the journ
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -90,3 +91,10 @@ class SessionStarted(TableInput):
         if self.settings is None:
             del data["settings"]  # a card table's session record reads as it always did
         return data
+
+
+def session_record(profile: str, game: str, version: str, profile_toml: str,
+                   settings: dict[str, Any] | None = None) -> SessionStarted:
+    """This run's session record: the profile's whole text with its hash."""
+    sha256 = hashlib.sha256(profile_toml.encode("utf-8")).hexdigest() if profile_toml else ""
+    return SessionStarted(profile, game, version, sha256, profile_toml, settings)

@@ -4,10 +4,13 @@ check to the table's decision (:class:`SupervisorTicket`)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Protocol
 
 from shoe_controller.errors import ShoeError
+
+log = logging.getLogger("shoe_controller.table")
 
 
 class Reporter(Protocol):
@@ -76,3 +79,15 @@ class SupervisorTicket:
         self.accepted = not refusal
         self.message = refusal or notice
         self._done.set()
+
+
+def authorised_ticket(access: Any, action: str, supervisor: str, pin: str,
+                      client: str | None) -> SupervisorTicket:
+    """Check a supervisor's PIN through the table's access guard (``access``: its
+    ``AccessGuard``, which also holds off a client after too many wrong PINs) and open the
+    action's ticket. Raises :class:`SupervisorAuthError` for an unknown id or a wrong PIN."""
+    if not access.verify(supervisor, pin, client):
+        log.warning("supervisor action refused: bad id or PIN",
+                    extra={"supervisor": supervisor, "action": action})
+        raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
+    return SupervisorTicket(action, supervisor)

@@ -38,11 +38,12 @@ from shoe_controller.errors import (
     ShoeTimeoutError,
 )
 from shoe_controller.journal import Journal
+from shoe_controller.live.inputs import session_record
 from shoe_controller.live.supervision import (
     TABLE_SYSTEM,
     Reporter,
-    SupervisorAuthError,
     SupervisorTicket,
+    authorised_ticket,
 )
 from shoe_controller.metrics import TableMetrics
 from shoe_controller.table.fold import replay_records
@@ -58,7 +59,6 @@ from shoe_controller.table.inputs import (
     LinkChanged,
     MessageRefused,
     PlayerDecision,
-    SessionStarted,
     ShoeEventInput,
     ShoeStatus,
     ShoeUnresponsive,
@@ -256,12 +256,10 @@ class TableController:
         """Journal this run's session record (once, after :meth:`start`)."""
         if self._session_at is not None:
             return
-        sha256 = hashlib.sha256(self.profile_toml.encode("utf-8")).hexdigest() \
-            if self.profile_toml else ""
         self._session_at = self.clock()
         # The session record also marks the shoe link down until the shoe answers this run.
-        self._apply(SessionStarted(self.profile, self.table.game.name, self.version,
-                                   sha256, self.profile_toml))
+        self._apply(session_record(self.profile, self.table.game.name, self.version,
+                                   self.profile_toml))
 
     # ----------------------------------------------------------------- inputs
     def submit(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:
@@ -296,11 +294,7 @@ class TableController:
             if not card:
                 raise CardCodeError("enter_card needs the card code, e.g. 'QS'")
             parsed = Card.from_code(card)
-        if not self.access.verify(supervisor, pin, client):
-            log.warning("supervisor action refused: bad id or PIN",
-                        extra={"supervisor": supervisor, "action": action})
-            raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
-        ticket = SupervisorTicket(action, supervisor)
+        ticket = authorised_ticket(self.access, action, supervisor, pin, client)
         self.submit(SupervisorAction(action, supervisor, parsed, reason), ticket)
         return ticket
 

@@ -20,7 +20,6 @@ Other threads (the web panel, the console, the table-system client) hand inputs 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import queue
 import time
@@ -29,19 +28,18 @@ from typing import Any
 
 from shoe_controller.errors import JournalReplayError, ShoeError
 from shoe_controller.journal import Journal
-from shoe_controller.live.inputs import TableInput
+from shoe_controller.live.inputs import TableInput, session_record
 from shoe_controller.live.supervision import (
     TABLE_SYSTEM,
     Reporter,
-    SupervisorAuthError,
     SupervisorTicket,
+    authorised_ticket,
 )
 from shoe_controller.wheel_table.connection import LineDown, LineUp, WheelConnection
 from shoe_controller.wheel_table.inputs import (
     WHEEL_SUPERVISOR_ACTIONS,
     BettingCommand,
     LinkChanged,
-    SessionStarted,
     SupervisorAction,
     WheelLine,
     WheelTick,
@@ -160,11 +158,9 @@ class WheelController:
     def begin_session(self) -> None:
         if self._session_at is not None:
             return
-        sha256 = hashlib.sha256(self.profile_toml.encode("utf-8")).hexdigest() \
-            if self.profile_toml else ""
         self._session_at = self.clock()
-        self._apply(SessionStarted(self.profile, "roulette", self.version, sha256,
-                                   self.profile_toml, session_settings(self.table.settings)))
+        self._apply(session_record(self.profile, "roulette", self.version, self.profile_toml,
+                                   session_settings(self.table.settings)))
 
     # ----------------------------------------------------------------- inputs from others
     def submit(self, item: TableInput, ticket: SupervisorTicket | None = None) -> None:
@@ -184,11 +180,7 @@ class WheelController:
             raise ShoeError("a void needs a reason (what happened), e.g. 'ball left the wheel'")
         if action == "dealer" and not reason.strip():
             raise ShoeError("name the dealer going on the table, e.g. 'dealer alice Maria'")
-        if not self.access.verify(supervisor, pin, client):
-            log.warning("supervisor action refused: bad id or PIN",
-                        extra={"supervisor": supervisor, "action": action})
-            raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
-        ticket = SupervisorTicket(action, supervisor)
+        ticket = authorised_ticket(self.access, action, supervisor, pin, client)
         self.submit(SupervisorAction(action, supervisor, None, reason), ticket)
         return ticket
 

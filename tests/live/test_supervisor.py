@@ -8,7 +8,7 @@ import pytest
 
 from shoe_controller.access import Limits, SupervisorHeldOffError
 from shoe_controller.errors import CardCodeError, ShoeError
-from shoe_controller.table.controller import SupervisorAuthError
+from shoe_controller.live.supervision import SupervisorAuthError
 
 from .rig import (
     PIN,

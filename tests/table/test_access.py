@@ -28,7 +28,8 @@ from shoe_controller.config import (
     load_run_config,
 )
 from shoe_controller.errors import ConfigError
-from shoe_controller.table.controller import SupervisorAuthError, TableController
+from shoe_controller.live.supervision import SupervisorAuthError
+from shoe_controller.table.controller import TableController
 
 PIN = "583920"
 PIN_HASH = hash_pin(PIN, salt=b"access-guard-tests", iterations=MIN_PIN_ITERATIONS)

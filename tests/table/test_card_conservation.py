@@ -44,7 +44,7 @@ from hypothesis.stateful import (
 from shoe_controller.cards import Card, Suit
 from shoe_controller.errors import ShoeError
 from shoe_controller.journal import Journal
-from shoe_controller.table.controller import SupervisorAuthError
+from shoe_controller.live.supervision import SupervisorAuthError
 from shoe_controller.table.fold import replay_records
 from shoe_controller.table.inputs import BettingCommand, CameraRead
 

@@ -14,7 +14,7 @@ from shoe_controller.display.supervisor_console import (
     parse_command,
 )
 from shoe_controller.errors import ShoeError
-from shoe_controller.table.controller import SupervisorTicket
+from shoe_controller.live.supervision import SupervisorTicket
 from shoe_controller.table.runtime import services
 
 from .harness import PIN, SUPERVISOR, Harness
