@@ -45,6 +45,7 @@ from shoe_controller.config import (
 )
 from shoe_controller.display.console import Console
 from shoe_controller.errors import ConfigError
+from shoe_controller.live.startup import StopSignals
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import add_http_options, http_from_args
 
@@ -138,15 +139,8 @@ def run(args: argparse.Namespace) -> int:
     from simulators.shoe_model import ShoeModel
     from simulators.supervisor import VirtualSupervisor
 
-    stop = threading.Event()
-    signals: list[int] = []
-
-    def on_signal(signum: int, frame: object) -> None:
-        signals.append(signum)
-        stop.set()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
+    stopping = StopSignals().install()
+    stop, signals = stopping.event, stopping.received
     http = http_from_args(args)  # an unsafe --http stops here, before anything starts
     _check_new_journal(args.journal)
     setup_logging(False, args.log_level)
@@ -222,17 +216,28 @@ def run(args: argparse.Namespace) -> int:
                 print(f"Stopped ({why}) after {elapsed:.1f} s: the shoe was not finished.")
             if args.journal:
                 print(f"Check it: shoe journal verify {journal}; shoe journal recall {journal}")
-            if finished and http and not stop.is_set():
+            if finished and http:
                 # The display shows "Shoe finished" for as long as anyone wants to look.
-                print("The dealer display stays up: press Ctrl-C (or send SIGTERM) to stop.",
-                      flush=True)
-                check = extras.should_stop(stop.is_set)
-                while not check():
-                    stop.wait(0.2)
-                return 0
-    if not finished:
-        return 128 + signals[0] if signals else 1
-    return 0
+                keep_display_up(stop, extras)
+    return exit_status(finished, signals)
+
+
+def keep_display_up(stop: threading.Event, extras: Any) -> None:
+    """After a finished demo with a display: keep it up until a signal (or a service's
+    failure, re-raised here)."""
+    if stop.is_set():
+        return
+    print("The dealer display stays up: press Ctrl-C (or send SIGTERM) to stop.", flush=True)
+    check = extras.should_stop(stop.is_set)
+    while not check():
+        stop.wait(0.2)
+
+
+def exit_status(finished: bool, signals: list[int]) -> int:
+    """0 for a finished demo; 128 + the signal that stopped it; 1 otherwise."""
+    if finished:
+        return 0
+    return 128 + signals[0] if signals else 1
 
 
 def _roulette(args: argparse.Namespace, http: Any, profile_name: str) -> int:

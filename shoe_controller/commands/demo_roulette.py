@@ -27,8 +27,10 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
+from shoe_controller.commands.demo import exit_status, keep_display_up
 from shoe_controller.config import MIN_PIN_DIGITS, MIN_PIN_ITERATIONS, hash_pin, load_run_config
 from shoe_controller.errors import ConfigError, ShoeError
+from shoe_controller.live.startup import StopSignals
 
 log = logging.getLogger("shoe_controller.demo")
 
@@ -147,15 +149,8 @@ def run_roulette(args: argparse.Namespace, http: Any, profile_name: str) -> int:
     faults = parse_game_faults(args.wheel_fault)
     timings = WheelTimings().scaled(args.speed)
     games = args.games if args.games is not None else ROULETTE_DEFAULT_GAMES
-    stop = threading.Event()
-    signals: list[int] = []
-
-    def on_signal(signum: int, frame: object) -> None:
-        signals.append(signum)
-        stop.set()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
+    stopping = StopSignals().install()
+    stop, signals = stopping.event, stopping.received
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1_000_000)
     pin = "".join(secrets.choice("0123456789") for _ in range(MIN_PIN_DIGITS))
     delay = args.supervisor_delay if args.supervisor_delay is not None else 2.0
@@ -204,16 +199,9 @@ def run_roulette(args: argparse.Namespace, http: Any, profile_name: str) -> int:
                       f"{games} games finished.")
             if args.journal:
                 print(f"Check it: shoe journal verify {journal}; shoe journal recall {journal}")
-            if finished and http and not stop.is_set():
-                print("The dealer display stays up: press Ctrl-C (or send SIGTERM) to stop.",
-                      flush=True)
-                check = extras.should_stop(stop.is_set)
-                while not check():
-                    stop.wait(0.2)
-                return 0
-    if not finished:
-        return 128 + signals[0] if signals else 1
-    return 0
+            if finished and http:
+                keep_display_up(stop, extras)
+    return exit_status(finished, signals)
 
 
 class NumberCheck:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
 from pathlib import Path
 
 from shoe_controller.config import LOG_LEVELS
 from shoe_controller.fleet.broker import DEFAULT_PREFIX, PROTOCOLS, broker_settings, check_prefix
+from shoe_controller.live.startup import StopSignals
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import http_from_args
 
@@ -68,15 +67,8 @@ def run(args: argparse.Namespace) -> int:
     assert http is not None  # --http is required
     from shoe_controller.fleet.pit_app import PitServer
 
-    stop = threading.Event()
-    stopped_by: list[str] = []
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stopped_by.append(signal.Signals(signum).name)
-        stop.set()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
+    stopping = StopSignals().install()
+    stop, stopped_by = stopping.event, stopping.names
     with PitServer(broker, prefix, http).start() as pit:
         print(f"pit: {pit.url}", flush=True)
         log.info("pit view on %s, broker %s, prefix %s", pit.url, broker.describe(), prefix,

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from shoe_controller.config import (
 )
 from shoe_controller.display.console import Console
 from shoe_controller.errors import ConfigError
+from shoe_controller.live.startup import StopSignals
 from shoe_controller.logs import setup_logging
 from shoe_controller.web.binding import add_http_options, http_from_args
 
@@ -125,15 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
     publisher = publisher_for(config)  # the broker's URL and files are checked here too
 
-    stop = threading.Event()
-    stopped_by: list[str] = []
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stopped_by.append(signal.Signals(signum).name)
-        stop.set()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
+    stopping = StopSignals().install()
+    stop, stopped_by = stopping.event, stopping.names
     taps = () if publisher is None else (publisher.on_record,)
     with running_table(config, begin_session=False, record_taps=taps) as controller, services(
         controller, **extras_options, console=sys.stdin if args.console else None,

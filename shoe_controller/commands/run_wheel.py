@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from typing import Any
 
 from shoe_controller.config import RunConfig
 from shoe_controller.errors import ConfigError
+from shoe_controller.live.startup import StopSignals
 from shoe_controller.wheel_table.console import WheelConsole
 from shoe_controller.wheel_table.runtime import (
     CARD_TABLE_ONLY,
@@ -42,18 +41,11 @@ def run_wheel(args: argparse.Namespace, config: RunConfig, http: Any) -> int:
         from shoe_controller.metrics import check_metrics_port
 
         check_metrics_port(*config.metrics_address())  # type: ignore[misc]
-    stop = threading.Event()
-    stopped_by: list[str] = []
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stopped_by.append(signal.Signals(signum).name)
-        stop.set()
-
+    stopping = StopSignals().install()
+    stop, stopped_by = stopping.event, stopping.names
     from shoe_controller.fleet.publisher import publisher_for
 
     publisher = publisher_for(config)  # the broker's URL and files are checked here too
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
     taps = () if publisher is None else (publisher.on_record,)
     with running_wheel_table(config, begin_session=False, record_taps=taps) as controller, \
             wheel_services(controller, http=http, console=sys.stdin if args.console else None,

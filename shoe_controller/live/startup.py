@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,3 +134,24 @@ class Services:
             return bool(stop())
 
         return check
+
+
+class StopSignals:
+    """SIGINT and SIGTERM ask a command's loop to stop: :attr:`event` is set, and each signal
+    is kept, as its number (:attr:`received`) and its name (:attr:`names`), for the command's
+    last line and exit status."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.received: list[int] = []
+        self.names: list[str] = []
+
+    def install(self) -> StopSignals:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._on_signal)
+        return self
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.received.append(signum)
+        self.names.append(signal.Signals(signum).name)
+        self.event.set()

@@ -91,3 +91,14 @@ def authorised_ticket(access: Any, action: str, supervisor: str, pin: str,
                     extra={"supervisor": supervisor, "action": action})
         raise SupervisorAuthError(f"supervisor {supervisor!r}: unknown id or wrong PIN")
     return SupervisorTicket(action, supervisor)
+
+
+def own_betting(reporter: Reporter | None, down_policy: str) -> bool:
+    """Whether a table's own timer runs the betting window now: without a table system; with
+    one that does not drive betting; and, while it is unreachable, under the ``keep-dealing``
+    down policy (with ``stop-after-round`` the table waits for it to come back)."""
+    if reporter is None:
+        return True
+    if reporter.connected:
+        return not reporter.drives_betting
+    return down_policy == "keep-dealing"

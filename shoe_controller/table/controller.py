@@ -44,6 +44,7 @@ from shoe_controller.live.supervision import (
     Reporter,
     SupervisorTicket,
     authorised_ticket,
+    own_betting,
 )
 from shoe_controller.metrics import TableMetrics
 from shoe_controller.table.fold import replay_records
@@ -648,13 +649,7 @@ class TableController:
         policy is ``keep-dealing``; with ``stop-after-round`` the table finishes the round in
         progress and waits (betting already open stays open) until the table system is back.
         """
-        if not self.auto_betting:
-            return False
-        if self.reporter is None:
-            return True
-        if self.reporter.connected:
-            return not self.reporter.drives_betting
-        return self.down_policy == "keep-dealing"
+        return self.auto_betting and own_betting(self.reporter, self.down_policy)
 
     def _table_system_command(self, command: Any) -> None:
         """Apply (or refuse) a command from the table system: it must name this round."""

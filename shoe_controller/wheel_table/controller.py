@@ -34,6 +34,7 @@ from shoe_controller.live.supervision import (
     Reporter,
     SupervisorTicket,
     authorised_ticket,
+    own_betting,
 )
 from shoe_controller.wheel_table.connection import LineDown, LineUp, WheelConnection
 from shoe_controller.wheel_table.inputs import (
@@ -254,11 +255,7 @@ class WheelController:
                 self._apply(BettingCommand("open", "timer"))
 
     def _own_betting(self) -> bool:
-        if self.reporter is None:
-            return True
-        if self.reporter.connected:
-            return not self.reporter.drives_betting
-        return self.down_policy == "keep-dealing"
+        return own_betting(self.reporter, self.down_policy)
 
     def _table_system_command(self, command: Any) -> None:
         reporter = self.reporter
