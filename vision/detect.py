@@ -1,9 +1,11 @@
 """Find the card in a frame and undo the camera's perspective.
 
-The card is the large region that differs from the table: the table's colour is estimated
-from the frame's border (the card never fills the frame), each pixel's distance from it in
-Lab is thresholded (Otsu), and the hull of the large blobs is enclosed by the four-sided
-polygon that adds the least area (``cv2.approxPolyN``). Its corners are then refined twice:
+The card is a card-shaped blob of one of two masks: what differs from the table (its colour
+estimated from the frame's border, each pixel's distance from it in Lab thresholded by
+Otsu), or what looks like paper, bright and colourless (:func:`paper_mask`), whatever the
+table. A blob's hull is enclosed by the four-sided polygon that adds the least area
+(``cv2.approxPolyN``); of the candidates, the one whose edges show most clearly on the frame
+is the card, and a card partly out of the frame is none. Its corners are then refined twice:
 lines fitted to the straight middle of each edge of the mask, intersected, give the card's
 sharp (virtual) corners, not points somewhere on its rounded arcs; and each edge is measured
 again on the full-resolution frame, to a fraction of a pixel, where the paper begins (see
@@ -30,6 +32,12 @@ CORNER_ANGLES = (60.0, 120.0)  # degrees: a card's corners, under the camera's p
 OPPOSITE_SIDES = 1.6  # longest over shortest of two opposite sides
 LOOSE_TABLE = 3.0  # a loose mask's level: this many times the table's own spread...
 LOOSE_OTSU = 0.4  # ...and at least this share of Otsu's level (a flat, noiseless table)
+PAPER_OPENINGS = (3, 9, 15)  # discs (work pixels) that cut a touching finger off the paper
+PAPER_MAX_AREA = 0.6  # a paper blob larger than this is the table (a white desk), not a card
+PAPER_FILLED = 0.5  # least share of its outline a card's paper fills, a hand over it
+OUT_OF_FRAME = 0.06  # a corner may leave the frame by this share of the card's short side
+ON_FRAME_EDGE = 2.0  # work pixels: two corners this near one edge of the frame: cut by it
+MIN_EDGE_SUPPORT = 0.3  # least share of edge profiles that show a step from table to paper
 
 
 @dataclass(frozen=True)
@@ -44,18 +52,53 @@ class Detection:
 def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
     """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card.
 
-    ``loose``: the card is everything the table's texture does not explain, not just what
-    stands out most (Otsu's threshold). A second try, for a frame whose card was not
-    recognised: a picture printed to the card's edge in nearly the table's colour (a red
-    cloak on red felt) is cut off by Otsu's threshold, and the card-shaped part that is left
-    is not the card. The loose mask may take in the card's shadow, which the edges measured
-    on the frame then leave out; tried first, it would do so on every frame."""
+    Candidates come from two masks that fail in different places: pixels far from the
+    table's colour (estimated on the frame's border: right on an evenly lit table of any
+    colour, wrong where a vignette or a lamp makes the border unlike the table under the
+    card), and *paper*, the bright and colourless (:func:`paper_mask`: right on felt of any
+    colour and under uneven light, wrong on a white table). Each card-shaped blob of either
+    is refined to the paper's edges on the frame, and the candidate whose four edges show
+    most clearly as steps from table to paper is the card (:func:`_edges_on_frame`): the
+    lit felt of a vignette or a hand has no such edges. A card whose corners leave the
+    frame (more than its rounded corner) is partly out of view: no card, never a guess.
+
+    ``loose``: the table's mask alone, everything the table's texture does not explain, not
+    just what stands out most (Otsu's threshold). A second try, for a frame whose card was
+    not recognised: a picture printed to the card's edge in nearly the table's colour (a
+    red cloak on red felt) is cut off by Otsu's threshold, and the card-shaped part that is
+    left is not the card. The loose mask may take in the card's shadow, which the edges
+    measured on the frame then leave out; tried first, it would do so on every frame."""
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
         raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
     scale = WORK_WIDTH / frame.shape[1]
     small = cv2.resize(frame, (WORK_WIDTH, max(1, round(frame.shape[0] * scale))),
                        interpolation=cv2.INTER_AREA)
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    blurred = cv2.GaussianBlur(small, (5, 5), 0)
+    outlines = [_table_outline(blurred, loose)]
+    if not loose:
+        outlines += _paper_outlines(blurred)
+    best: tuple[float, np.ndarray] | None = None
+    height, width = small.shape[:2]
+    for found in outlines:
+        if found is None:
+            continue
+        quad, outline = found
+        # Twice: the first fit starts from corners on the rounded arcs, so its edges may be
+        # a little askew; the second starts from sharp corners and keeps only edge points.
+        refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
+        if _leaves_frame(refined, width, height):
+            continue
+        corners, support = _edges_on_frame(frame, _clockwise(refined / scale))
+        if _card_shaped(corners) and (best is None or support > best[0]):
+            best = (support, corners)
+    return None if best is None or best[0] < MIN_EDGE_SUPPORT else best[1]
+
+
+def _table_outline(blurred: np.ndarray, loose: bool
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The coarse quad and outline of what differs from the table's colour (the frame's
+    border), on the frame scaled to ``WORK_WIDTH``; None if nothing card-shaped."""
+    lab = cv2.cvtColor(blurred, cv2.COLOR_BGR2LAB).astype(np.float32)
     border = np.concatenate([lab[:3].reshape(-1, 3), lab[-3:].reshape(-1, 3),
                              lab[:, :3].reshape(-1, 3), lab[:, -3:].reshape(-1, 3)])
     table = np.median(border, axis=0)
@@ -96,12 +139,70 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
         quad = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
         if hull_area < BITTEN * _area(quad):
             return None
-    outline = np.concatenate(pieces).reshape(-1, 2).astype(np.float32)
-    # Twice: the first fit starts from corners on the rounded arcs, so its edges may be a
-    # little askew; the second starts from sharp corners and keeps only points on the edge.
-    refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
-    corners = _edges_on_frame(frame, _clockwise(refined / scale))
-    return corners if _card_shaped(corners) else None
+    return quad, np.concatenate(pieces).reshape(-1, 2).astype(np.float32)
+
+
+def paper_mask(blurred: np.ndarray) -> np.ndarray:
+    """How much a pixel looks like the card's paper: bright in its *darkest* channel and
+    colourless, ``min - (max - min)`` of B, G, R (uint8). Felt of any colour is dark in at
+    least one channel, skin and wood in blue, and a vignette or a lamp off to one side
+    scales the paper and the table alike, so the paper stays above the table it lies on."""
+    channels = blurred.astype(np.int16)
+    low, high = channels.min(axis=2), channels.max(axis=2)
+    score: np.ndarray = np.clip(2 * low - high, 0, 255).astype(np.uint8)
+    return score
+
+
+def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Coarse quads and outlines of card-shaped blobs of paper (:func:`paper_mask`).
+
+    Otsu's level first, then half way from it to the brightest paper (a lit hand or sleeve
+    can pass Otsu's level and join the card). Each mask is opened with growing discs, so a
+    finger touching the card is cut off it (a finger is narrower than the card). A blob is
+    card-shaped when its hull is nearly its four-corner outline and it fills at least half
+    of it (a hand over the card bites into the blob, not into its hull)."""
+    score = paper_mask(blurred)
+    level, otsu = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    brightest = float(np.percentile(score, 99.5))
+    _, strict = cv2.threshold(score, (level + brightest) / 2, 255, cv2.THRESH_BINARY)
+    area = score.shape[0] * score.shape[1]
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+    for mask in (otsu, strict):
+        for size in PAPER_OPENINGS:
+            disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
+            opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disc)
+            contours, _ = cv2.findContours(opened, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            for contour in contours:
+                blob = cv2.contourArea(contour)
+                if not MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
+                    continue
+                hull = cv2.convexHull(contour)
+                quad = _four_corners(hull)
+                if quad is None or not _card_shaped(quad):
+                    continue
+                outline = _area(quad)
+                if cv2.contourArea(hull) >= FILLED * outline and blob >= PAPER_FILLED * outline:
+                    found.append((quad, contour.reshape(-1, 2).astype(np.float32)))
+        if found:  # Otsu's level found a card: the strict level would find less of it
+            break
+    return found
+
+
+def _leaves_frame(quad: np.ndarray, width: int, height: int) -> bool:
+    """The card is partly out of view: a corner beyond the frame's edge by more than a
+    card's rounded corner, or a side lying along the frame's edge (the frame cut the card
+    there, and the piece that shows may itself look like a whole card). What shows may not
+    be the card it seems: never read."""
+    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    slack = OUT_OF_FRAME * float(sides.min())
+    low = np.array([0.0, 0.0])
+    high = np.array([width - 1.0, height - 1.0])
+    if ((quad < low - slack) | (quad > high + slack)).any():
+        return True
+    # (corners, 4): at or beyond each of the frame's four edges (left, top, right, bottom)
+    at_edge = np.concatenate([quad <= low + ON_FRAME_EDGE, quad >= high - ON_FRAME_EDGE],
+                             axis=1)
+    return bool((at_edge & np.roll(at_edge, -1, axis=0)).any())
 
 
 def _area(quad: np.ndarray) -> float:
@@ -163,9 +264,10 @@ EDGE_REACH = 5.0  # frame pixels either side of the coarse edge the profile look
 EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
 EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
+EDGE_INLIER = 1.5  # frame pixels: a profile's step this near its edge's line supports it
 
 
-def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     """Sub-pixel edges on the full-resolution frame.
 
     The coarse corners come from a mask at ``WORK_WIDTH``: a pixel there is two or more frame
@@ -177,6 +279,11 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     edge whatever the table's colour and whether or not the design has a border stroke; the
     index glyphs then land within a fraction of a pixel of the same place on every card.
     An edge too little of which shows keeps its coarse line.
+
+    Also returns the *support*: the share of all profiles (four edges) with a clear step
+    that lies on its edge's fitted line (within ``EDGE_INLIER`` pixels). A card's edges
+    show along most of their length, a hand over one side hides some; the lit felt of a
+    vignette or a blob of skin has no straight step from dark to light at all.
     """
     centre = quad.mean(axis=0)
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
@@ -184,8 +291,9 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     middle, steps = len(offsets) // 2, np.arange(len(offsets))
     sides = _sides(quad, shortest=16)
     if sides is None:
-        return quad
+        return quad, 0.0
     lines = []
+    on_line = 0
     for start, length, unit, normal in sides:
         if float((start + unit * length / 2 - centre) @ normal) < 0:
             normal = -normal  # pointing out of the card, onto the table
@@ -222,11 +330,14 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
             continue
         vx, vy, x0, y0 = cv2.fitLine(found.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
                                      0.01).ravel()
+        off_line = (found - np.array([x0, y0])) @ np.array([-vy, vx])
+        on_line += int((np.abs(off_line) <= EDGE_INLIER).sum())
         lines.append((np.array([x0, y0]), np.array([vx, vy])))
+    support = on_line / (4 * EDGE_SAMPLES)
     corners = _intersections(lines)
     if corners is None or np.linalg.norm(corners - quad, axis=1).max() > 2 * EDGE_REACH:
-        return quad
-    return corners
+        return quad, support
+    return corners, support
 
 
 def _sides(quad: np.ndarray, shortest: float

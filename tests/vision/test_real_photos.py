@@ -172,12 +172,16 @@ def test_pp2021_reads_its_index_corners_at_the_targets(seed: int, tmp_path: Path
     assert result.cpu_percentile_ms(95) <= 20
 
 
-def test_the_outline_recogniser_cannot_read_the_feeder(tmp_path: Path) -> None:
-    """The baseline the region mode exists for: most pp2021 photos have no card outline."""
+def test_the_outline_recogniser_declines_rather_than_misreads_the_feeder(tmp_path: Path
+                                                                        ) -> None:
+    """The baseline the region mode exists for: a pp2021 photo shows only the index corner,
+    so the card's outline is often not found (the paper runs off the frame), and what the
+    outline recogniser reads it reads right or declines. Measured with the paper mask
+    (issue 16): 6 of 30 enrolment photos without a card, 25 of 36 read, none wrong."""
     folder = sample_folder(tmp_path, FEEDER, SAMPLE)
     held = holdout_bench(folder, 5, seed=2024)
-    assert len(held.skipped) >= 10  # measured: 14 of the 30 enrolment photos
-    assert held.result.accuracy <= 0.2  # measured: 0 %
+    assert held.skipped  # photos whose card runs off the frame
+    assert held.result.wrong == 0
 
 
 def test_bench_cli_json_agrees_with_each_read(feeder_corner, tmp_path: Path, capsys) -> None:
@@ -235,7 +239,9 @@ def test_a_deck_enrolled_on_one_set_declines_the_others(feeder_corner, tmp_path:
     result = measure(Recogniser(held.model), others)
     assert result.frames == 18 + 12 and result.declined == result.frames
     hearts = sample_folder(tmp_path / "hearts-enrol", HEARTS, ["AH", "7H", "9H", "KH"])
-    model, _ = enroll_items("hearts", draw_enrolment(read_labels(hearts), 5, seed=2024)[0])
+    # Cards with fewer than 2 enrolment photos whose card is whole in the frame are left out.
+    model = holdout_bench(hearts, 5, seed=2024, name="hearts").model
+    assert model is not None
     strangers = (read_labels(sample_folder(tmp_path / "feeder", FEEDER, SAMPLE, 4))
                  + read_labels(sample_folder(tmp_path / "ov2", OV7670, SAMPLE)))
     result = measure(Recogniser(model), strangers)
