@@ -21,6 +21,7 @@ import random
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,11 +47,59 @@ BAD_LINE = "corrupt=0.01,drop-frame=0.005,dup-frame=0.005"
 PROFILE = "punto-banco-8d"
 
 
+class FrameClassFaults:
+    """An injector that acts only on the frames of one class (``--causes``): the rest pass.
+
+    Classes: ``data`` (a reliable frame's first copy), ``resend`` (a later copy), ``ack``,
+    ``nak``, ``other`` (heartbeats, handshake, error reports, the bursts' leading 0x00)."""
+
+    def __init__(self, injector: FaultInjector, frame_class: str) -> None:
+        self.injector = injector
+        self.frame_class = frame_class
+        self.hit = 0  # frames of the class the injector changed
+        self._seen: set[tuple[int, int]] = set()  # (type, seq) of reliable frames sent
+
+    def classify(self, frame: bytes) -> str:
+        decoded = FrameDecoder().feed(frame)
+        if not decoded:
+            return "other"
+        f = decoded[0]
+        if f.reliable:
+            key = (f.message.TYPE, f.seq)
+            if key in self._seen:
+                return "resend"
+            self._seen.add(key)
+            return "data"
+        if isinstance(f.message, wire.Ack):
+            return "ack"
+        if isinstance(f.message, wire.Nak):
+            return "nak"
+        return "other"
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        start = 0
+        while start < len(data):
+            end = data.find(b"\0", start)
+            end = len(data) if end < 0 else end + 1
+            frame = data[start:end]
+            start = end
+            if self.classify(frame) == self.frame_class:
+                faulted = self.injector(frame)
+                self.hit += faulted != [frame]
+                out += faulted
+            else:
+                out.append(frame)
+        return out
+
+
 class LineModel:
     """Both ends and the line between them, on one simulated clock. As in the bench, the
-    faults act at the host's end: before the line towards the shoe, after it from the shoe."""
+    faults act at the host's end: before the line towards the shoe, after it from the shoe.
+    ``cause`` (direction, frame class, fault): only those faults, for ``--causes``."""
 
-    def __init__(self, seed: int, bad: bool) -> None:
+    def __init__(self, seed: int, bad: bool,
+                 cause: tuple[str, str, str] | None = None) -> None:
         self.now = 0.0
         self._arrivals: list[tuple[float, int, str, bytes]] = []  # (time, order, to, piece)
         self._order = itertools.count()
@@ -60,9 +109,19 @@ class LineModel:
             ShoeModel(new_shoe(8, seed), cut_card=14),
             dealer=VirtualDealer(pace=0.0, button_delay=0.0),
             rng=random.Random(seed), announce_loaded=True)
-        self._to_shoe_faults: FaultInjector | None = None
-        self._to_host_faults: FaultInjector | None = None
-        if bad:
+        self._to_shoe_faults: Callable[[bytes], list[bytes]] | None = None
+        self._to_host_faults: Callable[[bytes], list[bytes]] | None = None
+        self.cause_faults: FrameClassFaults | None = None
+        if cause is not None:
+            direction, frame_class, fault = cause
+            only = ",".join(part for part in BAD_LINE.split(",") if part.startswith(fault))
+            injector = FaultInjector(FaultConfig.parse(f"{only},seed={seed}"))
+            self.cause_faults = FrameClassFaults(injector, frame_class)
+            if direction == "shoe":
+                self._to_shoe_faults = self.cause_faults
+            else:
+                self._to_host_faults = self.cause_faults
+        elif bad:
             faults = FaultConfig.parse(f"{BAD_LINE},seed={seed}")
             self._to_shoe_faults = FaultInjector(faults)
             self._to_host_faults = FaultInjector(dataclasses.replace(faults, seed=seed + 1))
@@ -150,9 +209,11 @@ class ModelConnection:
         self.model.flush()
 
 
-def one(seed: int, bad: bool) -> tuple[float, list[float], LinkStats, LinkStats]:
+def one(seed: int, bad: bool, cause: tuple[str, str, str] | None = None,
+        ) -> tuple[float, list[float], LinkStats, LinkStats]:
     """One whole shoe: its simulated seconds, card -> prompt latencies (ms), link stats."""
-    model = LineModel(seed, bad)
+    model = LineModel(seed, bad, cause)
+    _last_model[:] = [model]
     source = read_profile(PROFILE)
     prompted: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp, \
@@ -177,14 +238,50 @@ def one(seed: int, bad: bool) -> tuple[float, list[float], LinkStats, LinkStats]
     return model.now, latencies, model.host.link.stats, model.shoe.link.stats
 
 
+_last_model: list[LineModel] = []
+
+
+def causes(seeds: range) -> None:
+    """Where the bad shoe's extra time goes: each fault, on one direction's frames of one
+    class alone, against the clean shoe of the same seed (mean over the seeds)."""
+    clean = {seed: one(seed, False)[0] for seed in seeds}
+    full = statistics.mean(one(seed, True)[0] - clean[seed] for seed in seeds)
+    print(f"all faults: +{full * 1000:.0f} ms a shoe (mean over {len(seeds)} seeds)\n")
+    print(f"{'towards':8} {'frames':7} {'fault':11} {'+ms/shoe':>9} {'hits/shoe':>9} "
+          f"{'ms/hit':>7}")
+    total = 0.0
+    for direction in ("host", "shoe"):
+        for frame_class in ("data", "resend", "ack", "nak", "other"):
+            for fault in ("corrupt", "drop-frame", "dup-frame"):
+                extra, hits = [], []
+                for seed in seeds:
+                    seconds = one(seed, True, (direction, frame_class, fault))[0]
+                    extra.append(seconds - clean[seed])
+                    hits.append(_last_model[0].cause_faults.hit)  # type: ignore[union-attr]
+                mean_extra, mean_hits = statistics.mean(extra), statistics.mean(hits)
+                total += mean_extra
+                if mean_hits:
+                    print(f"{direction:8} {frame_class:7} {fault:11} {mean_extra * 1000:9.0f} "
+                          f"{mean_hits:9.1f} {mean_extra * 1000 / mean_hits:7.1f}", flush=True)
+    print(f"\nsum of the parts: +{total * 1000:.0f} ms a shoe (all at once: +{full * 1000:.0f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="shoes per line (default 20)")
+    parser.add_argument("--first-seed", type=int, default=1,
+                        help="first seed (default 1; the bench uses 1..runs)")
+    parser.add_argument("--causes", action="store_true",
+                        help="where the extra time goes: each fault on one class of frames")
     args = parser.parse_args()
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    if args.causes:
+        causes(seeds)
+        return
     print(f"model of a 115200 8N1 line, host {HOST_DELAY * 1000:g} ms per committed item; "
           f"bad line: {BAD_LINE}; pace 0")
     ratios, latencies = [], []
-    for seed in range(1, args.seeds + 1):
+    for seed in seeds:
         clean = one(seed, False)[0]
         bad, lat, host, shoe = one(seed, True)
         ratios.append(bad / clean)

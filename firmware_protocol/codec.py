@@ -10,6 +10,7 @@ import enum
 import struct
 from collections import deque
 from dataclasses import dataclass, fields
+from typing import cast
 
 from firmware_protocol.cobs import cobs_decode, cobs_encode
 from firmware_protocol.crc import CRC_SIZE, crc32
@@ -28,12 +29,19 @@ DELIMITER = b"\x00"
 
 
 class Flags(enum.IntFlag):
-    """Header byte 2. Bits 2-7 are reserved: sent as 0, ignored on receipt."""
+    """Header byte 2. Bits 4-7 are reserved: sent as 0, ignored on receipt."""
 
     RELIABLE = 0x01
     """``seq`` is meaningful: the message occupies a sequence number and must be acknowledged."""
     ACK_VALID = 0x02
     """``ack`` is meaningful: the next sequence number the sender expects from its peer."""
+    COPY = 0x04
+    """Revision 1.3 (SPEC 8.9): a reliable frame's proactive copy, sent right behind it; once
+    the original has arrived it is dropped without an acknowledgement. Only between peers that
+    agreed FRAME_COPIES; a revision 1.2 receiver ignores the bit (a reserved one there)."""
+    COPIED = 0x08
+    """Revision 1.3 (SPEC 8.9): on the original, its copy comes right behind it (a damaged
+    block next is that copy, and asks for nothing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,25 @@ class Frame:
     def ack_number(self) -> int | None:
         """The acknowledgement, or None when the frame carries none (ACK_VALID clear)."""
         return self.ack if self.flags & Flags.ACK_VALID else None
+
+    @property
+    def is_copy(self) -> bool:
+        """A reliable frame's proactive copy (COPY, revision 1.3)."""
+        return bool(self.flags & Flags.COPY) and self.reliable
+
+    @property
+    def is_copied(self) -> bool:
+        """A reliable frame whose copy comes right behind it (COPIED, revision 1.3)."""
+        return bool(self.flags & Flags.COPIED) and self.reliable and not self.flags & Flags.COPY
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedBlock:
+    """A block between delimiters that failed COBS, length or CRC (:meth:`FrameDecoder.feed_blocks`):
+    nothing in it can be trusted, but where it came among the frames can."""
+
+
+DAMAGED = DamagedBlock()
 
 
 class RejectReason(enum.Enum):
@@ -126,11 +153,15 @@ def encode_frame(
     ack: int | None = None,
     *,
     reliable: bool = False,
+    copy: bool = False,
+    copied: bool = False,
     version: int = PROTOCOL_VERSION,
 ) -> bytes:
     """One whole frame for the wire: ``COBS(header + payload + CRC) + 0x00``.
 
-    ``ack=None`` leaves ACK_VALID clear. ``version`` exists for tests of version mismatch.
+    ``ack=None`` leaves ACK_VALID clear. ``copy`` sets COPY (a reliable frame's proactive copy,
+    SPEC 8.9), ``copied`` COPIED (on the original it follows). ``version`` exists for tests of
+    version mismatch.
     Raises ValueError for out-of-range header fields or a payload over MAX_PAYLOAD.
     """
     payload = message.encode_payload()
@@ -140,7 +171,12 @@ def encode_frame(
         )
     if not 0 <= seq <= 0xFFFF or not (ack is None or 0 <= ack <= 0xFFFF):
         raise ValueError(f"seq and ack must be 0..65535, got seq={seq} ack={ack}")
-    flags = (Flags.RELIABLE if reliable else 0) | (0 if ack is None else Flags.ACK_VALID)
+    if (copy or copied) and not reliable:
+        raise ValueError("only a reliable frame has a copy")
+    if copy and copied:
+        raise ValueError("a frame is a copy or an original, not both")
+    flags = ((Flags.RELIABLE if reliable else 0) | (0 if ack is None else Flags.ACK_VALID)
+             | (Flags.COPY if copy else 0) | (Flags.COPIED if copied else 0))
     body = HEADER.pack(version, message.TYPE, flags, seq, 0 if ack is None else ack, len(payload))
     body += payload
     return cobs_encode(body + crc32(body).to_bytes(CRC_SIZE, "little")) + DELIMITER
@@ -210,24 +246,34 @@ class FrameDecoder:
                 self._rejected.append(item)
         return frames
 
+    def feed_blocks(self, data: bytes | bytearray | memoryview,
+                    ) -> list[Frame | RejectedFrame | DamagedBlock]:
+        """As :meth:`feed_all`, with each damaged block (COBS, length, CRC) at its place
+        among the frames (a link that sends frame copies tells a damaged copy by it)."""
+        return self._feed(data, damage=True)
+
     def feed_all(self, data: bytes | bytearray | memoryview) -> list[Frame | RejectedFrame]:
         """Add received bytes; return every CRC-valid frame they completed, accepted
         (:class:`Frame`) or refused (:class:`RejectedFrame`), in the order they arrived.
 
         One ordered stream: a receiver must learn that frame N was refused before it
         handles frame N+1 (a refused card followed by a good one is a gap, not a card)."""
+        return cast(list[Frame | RejectedFrame], self._feed(data, damage=False))
+
+    def _feed(self, data: bytes | bytearray | memoryview, damage: bool,
+              ) -> list[Frame | RejectedFrame | DamagedBlock]:
         stats = self.stats
         stats.bytes_received += len(data)
         buffer = self._buffer
         buffer += data
-        frames: list[Frame | RejectedFrame] = []
+        frames: list[Frame | RejectedFrame | DamagedBlock] = []
         start = 0
         while (end := buffer.find(0, start)) >= 0:
             if self._discarding:
                 stats.garbage_bytes += end - start
                 self._discarding = False
             elif end > start:
-                self._decode_block(bytes(buffer[start:end]), frames)
+                self._decode_block(bytes(buffer[start:end]), frames, damage)
             start = end + 1
         if start:
             del buffer[:start]
@@ -238,25 +284,36 @@ class FrameDecoder:
             self._discarding = True
         return frames
 
-    def _decode_block(self, block: bytes, frames: list[Frame | RejectedFrame]) -> None:
+    def _decode_block(self, block: bytes, frames: list[Frame | RejectedFrame | DamagedBlock],
+                      damage: bool) -> None:
+        """Decode one block into ``frames``; a damaged one is counted, and with ``damage``
+        marked in its place."""
         stats = self.stats
         if len(block) > MAX_ENCODED_FRAME:
             stats.oversize += 1
             stats.garbage_bytes += len(block)
+            if damage:
+                frames.append(DAMAGED)
             return
         try:
             raw = cobs_decode(block)
         except ValueError:
             stats.bad_cobs += 1
             stats.garbage_bytes += len(block)
+            if damage:
+                frames.append(DAMAGED)
             return
         if len(raw) < MIN_FRAME:
             stats.too_short += 1
             stats.garbage_bytes += len(block)
+            if damage:
+                frames.append(DAMAGED)
             return
         if crc32(raw[:-CRC_SIZE]) != int.from_bytes(raw[-CRC_SIZE:], "little"):
             stats.bad_crc += 1
             stats.garbage_bytes += len(block)
+            if damage:
+                frames.append(DAMAGED)
             return
         if raw[0] != PROTOCOL_VERSION:
             stats.unsupported_version += 1

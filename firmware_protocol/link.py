@@ -34,6 +34,7 @@ from dataclasses import dataclass, fields
 from firmware_protocol.codec import (
     DELIMITER,
     MAX_PAYLOAD,
+    DamagedBlock,
     Frame,
     FrameDecoder,
     RejectedFrame,
@@ -64,6 +65,10 @@ _HALF = SEQ_MODULO // 2
 MIN_RESEND_WAIT = 0.0002
 """Seconds: the least time after sending a frame before a Nak makes it be sent again (half a
 measured round trip otherwise): a scheduler's wake-up, not a line's frame time."""
+COPY_WAIT_FACTOR = 1.5
+"""Revision 1.3: a Nak for a damaged block waits this many times the measured time from an
+original to its copy (a copy of a longer frame takes longer than the one measured)."""
+COPY_GAP_GAIN = 0.25
 HELLO_FIRST_RETRY = 0.1
 """Revision 1.2 host: seconds before the first repeat of an unanswered HostHello; each repeat
 then waits twice as long, up to ``hello_interval``. A hello and its DeviceInfo take 4 ms on the
@@ -148,6 +153,11 @@ class LinkConfig:
     ack_delay: float = 0.001
     """With fast recovery: how long an acknowledgement may wait for a frame to ride on before
     it goes alone (an Ack frame is one more frame for the line to damage). 0: at once."""
+    frame_copies: bool = True
+    """Revision 1.3 (SPEC 8.9), with fast recovery: between peers that both speak it, a
+    reliable frame that goes out alone (nothing else in flight or queued: the sender now waits
+    for an answer, and its direction of the line would stay idle) is followed at once by a
+    copy. A damaged original then costs one frame time, not a Nak and a resend."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -187,6 +197,8 @@ class LinkConfig:
                             f"{self.ack_delay!r}")
         if not isinstance(self.fast_recovery, bool):
             problems.append(f"fast_recovery must be true or false, got {self.fast_recovery!r}")
+        if not isinstance(self.frame_copies, bool):
+            problems.append(f"frame_copies must be true or false, got {self.frame_copies!r}")
         if not (isinstance(self.max_queued, int) and self.max_queued >= self.window):
             problems.append(f"max_queued must be an int >= window, got {self.max_queued!r}")
         if problems:
@@ -266,6 +278,11 @@ class LinkStats:
     ``retransmissions``, which are the timeout's)."""
     naks_sent: int = 0
     naks_received: int = 0
+    copies_sent: int = 0
+    """Proactive copies of a lone frame (revision 1.3, SPEC 8.9)."""
+    copies_used: int = 0
+    """Copies received whose original had not arrived (lost or damaged): each one a recovery
+    that took no Nak."""
     ignored: int = 0
     """Valid frames that made no sense in the current state (e.g. data while connecting)."""
 
@@ -345,6 +362,11 @@ class Link:
         self._rto = self.config.retransmit_timeout
         self._rto_deadline: float | None = None
         self._peer_takes_nak = False  # both ends speak FAST_RECOVERY: Naks may be sent
+        self._copies = False  # both ends speak FRAME_COPIES: lone frames go with a copy
+        self._copy_due = False  # the next block is the copy of the frame just received
+        self._copied_at = -math.inf  # when that original arrived
+        self._copy_gap: float | None = None  # measured: original to its copy, smoothed
+        self._nak_hold = -math.inf  # a Nak for damage waits until then for a copy
         self._nak_wanted = False
         self._next_nak = -math.inf
         self._last_nak: tuple[int, int] | None = None
@@ -430,19 +452,38 @@ class Link:
         message (exactly once, in sequence order) and each link event, interleaved."""
         self._now = max(self._now, now)
         damaged = self._damage()
-        for item in self._decoder.feed_all(data):
-            if isinstance(item, Frame):
-                self._on_frame(item, now)
+        for item in self._decoder.feed_blocks(data):
+            # Whether this block comes right behind an original marked COPIED (SPEC 8.9).
+            copy_due, self._copy_due = self._copy_due, False
+            if isinstance(item, DamagedBlock):
+                damaged += 1
+                self._on_damage(now, copy_due)
+            elif isinstance(item, Frame):
+                self._on_frame(item, now, copy_due)
             else:
                 self._on_rejected(item, now)
-        if self._damage() > damaged:
-            if self._state is LinkState.UP:
-                self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
-                self._recoveries += 1
-                self._await_recovery(now)
-            else:
-                self._hello_soon(now)  # maybe the shoe's DeviceInfo
+        if self._damage() > damaged:  # a run too long for a frame, its delimiter still to come
+            self._on_damage(now, False)
         return self._take()
+
+    def _on_damage(self, now: float, copy_due: bool) -> None:
+        """A damaged block (COBS, length or CRC) arrived; ``copy_due``: right behind an
+        original whose copy was to follow."""
+        if self._state is not LinkState.UP:
+            self._hello_soon(now)  # maybe the shoe's DeviceInfo
+            return
+        if copy_due:
+            # The copy, damaged: we have its original, there is nothing to ask for (SPEC 8.9).
+            # Were it something else (the copy lost, then a frame damaged), a gap or the
+            # peer's timer would bring it.
+            return
+        self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
+        self._recoveries += 1
+        self._await_recovery(now)
+        if self._copies and self._copy_gap is not None:
+            # It may be an original whose copy is on its way: the Nak waits for as long as a
+            # copy has taken to follow its original (measured), then goes if nothing came.
+            self._nak_hold = now + COPY_WAIT_FACTOR * self._copy_gap
 
     def _await_recovery(self, now: float) -> None:
         """Revision 1.2: a damaged frame came in, most likely the peer's answer to what we
@@ -629,7 +670,8 @@ class Link:
         if self._rto_deadline is not None:
             deadlines.append(self._rto_deadline)
         if self._nak_wanted and not self._holding_acks():
-            deadlines.append(self._now if self._nak_news() else max(self._now, self._next_nak))
+            deadlines.append(max(self._nak_hold, self._now if self._nak_news()
+                                 else max(self._now, self._next_nak)))
         if resend < math.inf:
             deadlines.append(resend)
         if ack_ready:
@@ -647,7 +689,8 @@ class Link:
         """A Nak, if damage was seen. One that says something new (another next expected,
         another frame buffered) goes at once; the same one again only after ``nak_holdoff``,
         so a very bad line cannot turn into a storm of them: a new Nak needs a new frame."""
-        if not (self._nak_wanted and self._peer_takes_nak) or self._holding_acks():
+        if (not (self._nak_wanted and self._peer_takes_nak) or self._holding_acks()
+                or now < self._nak_hold):
             # While the owner has not committed a message, a Nak could not say we have it
             # (its `ack` would name it as missing): it waits for the commit, a millisecond.
             return
@@ -663,6 +706,7 @@ class Link:
     def _emit_data(self, now: float, out: list[bytes]) -> None:
         config = self.config
         ack = self._ack_number()
+        before = len(out)
         for outgoing in self._unacked:  # what a Nak said is missing: at once, in order
             if outgoing.resend_at <= now:
                 outgoing.resend_at = math.inf
@@ -681,14 +725,29 @@ class Link:
             self._retries += 1
             self._rto = min(self._rto * config.retransmit_backoff, config.retransmit_timeout_max)
             self._rto_deadline = now + self._rto
+        # A lone new frame (SPEC 8.9): nothing else in flight, queued or resent. Its sender
+        # now waits for the peer's answer, which takes at least the frame's own wire time to
+        # come, so its direction of the line would stay idle about that long. A copy right
+        # behind it fills that time: a damaged or lost original then costs one frame time,
+        # where a Nak and a resend take a Nak's wire time, a frame's and the turnarounds
+        # (3.5 ms a card at 115200: damaged originals were most of a bad line's extra time).
+        # Resends get no copy: on a line so bad that frames need resending, copies of copies
+        # would crowd out the answers.
+        lone = (self._copies and len(out) == before and not self._unacked
+                and len(self._queue) == 1)
         # New frames go out whatever was resent: the window, not the resends, limits them.
         while self._queue and len(self._unacked) < config.window:
             outgoing = _Outgoing(self._tx_next, self._queue.popleft(), now, now,
                                  recoveries_at_send=self._recoveries)
             self._tx_next = (self._tx_next + 1) % SEQ_MODULO
             self._unacked.append(outgoing)
-            out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True))
+            out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True,
+                                    copied=lone))
             self.stats.data_frames_sent += 1
+            if lone:
+                out.append(encode_frame(outgoing.message, outgoing.seq, ack, reliable=True,
+                                        copy=True))
+                self.stats.copies_sent += 1
             if self._rto_deadline is None:
                 self._rto_deadline = now + self._rto
 
@@ -863,7 +922,7 @@ class Link:
 
     # ------------------------------------------------------------------ receiving internals
 
-    def _on_frame(self, frame: Frame, now: float) -> None:
+    def _on_frame(self, frame: Frame, now: float, copy_due: bool = False) -> None:
         message = frame.message
         if isinstance(message, HostHello):
             self._on_host_hello(message, now)
@@ -888,18 +947,38 @@ class Link:
         if ack is not None:
             self._on_ack(ack, now)
         if reliable:
-            self._on_sequenced(frame.seq, message)
+            copy = frame.is_copy and self._copies
+            if copy and copy_due:
+                gap = now - self._copied_at  # a copy right behind its original: measured
+                self._copy_gap = gap if self._copy_gap is None else (
+                    (1 - COPY_GAP_GAIN) * self._copy_gap + COPY_GAP_GAIN * gap)
+            if copy and now < self._nak_hold and not self._rx_early:
+                self._nak_wanted = False  # the damage held back was the original: explained
+            self._nak_hold = -math.inf
+            self._on_sequenced(frame.seq, message, copy=copy)
+            if frame.is_copied and self._copies:
+                self._copy_due = True
+                self._copied_at = now
         elif isinstance(message, Nak):
             self._on_nak(ack, message.received, now)
         elif isinstance(message, ErrorReport):
             self._on_peer_error(message, now)
 
-    def _on_sequenced(self, seq: int, item: Message | ProtocolError) -> None:
+    def _on_sequenced(self, seq: int, item: Message | ProtocolError,
+                      copy: bool = False) -> None:
         """Deliver in order exactly once. ``item`` a ProtocolError: a refused frame that
         still used its sequence number (acknowledged and skipped, never retried forever);
-        the owner hears of it at that number's place in the stream."""
-        self._ack_soon()
+        the owner hears of it at that number's place in the stream. ``copy``: a proactive
+        copy (SPEC 8.9) from a peer that agreed to them."""
         distance = (seq - self._rx_expected) % SEQ_MODULO
+        if copy:
+            if distance >= _HALF or seq in self._rx_early:
+                # The original arrived: the copy is what the sender sends behind every lone
+                # frame, no sign that our acknowledgement was lost (a duplicate is).
+                return
+            if distance < self.config.window:
+                self.stats.copies_used += 1
+        self._ack_soon()
         if distance == 0:
             self._deliver(item)
             self._rx_expected = (self._rx_expected + 1) % SEQ_MODULO
@@ -928,6 +1007,8 @@ class Link:
             if self.role is Role.SHOE:
                 self._peer_takes_nak = self.config.fast_recovery and bool(
                     item.features & LinkFeature.FAST_RECOVERY)
+                self._copies = (self._peer_takes_nak and self.config.frame_copies
+                                and bool(item.features & LinkFeature.FRAME_COPIES))
                 self._handshake_sample(self._now)
             return
         self._output.append(item)
@@ -1032,9 +1113,12 @@ class Link:
     def _announce(self, info: DeviceInfo) -> DeviceInfo:
         """The shoe's DeviceInfo says whether its link speaks FAST_RECOVERY (the link's
         business, not the identity's)."""
-        capabilities = info.capabilities & ~Capability.FAST_RECOVERY
+        capabilities = info.capabilities & ~(Capability.FAST_RECOVERY
+                                             | Capability.FRAME_COPIES)
         if self.config.fast_recovery:
             capabilities |= Capability.FAST_RECOVERY
+            if self.config.frame_copies:
+                capabilities |= Capability.FRAME_COPIES
         return dataclasses.replace(info, capabilities=Capability(capabilities))
 
     def _negotiate(self, hello: DeviceInfo | HostHello) -> None:
@@ -1042,11 +1126,16 @@ class Link:
         that announced FAST_RECOVERY and tells it, by LinkOptions as its first reliable
         message, that it takes them; a shoe sends none until it has that message."""
         self._peer_takes_nak = False
+        self._copies = False
         if (self.role is Role.HOST and isinstance(hello, DeviceInfo)
                 and self.config.fast_recovery
                 and hello.capabilities & Capability.FAST_RECOVERY):
             self._peer_takes_nak = True
-            self._queue.appendleft(LinkOptions(LinkFeature.FAST_RECOVERY))
+            features = LinkFeature.FAST_RECOVERY
+            if self.config.frame_copies and hello.capabilities & Capability.FRAME_COPIES:
+                self._copies = True  # revision 1.3 on both ends (SPEC 8.9)
+                features |= LinkFeature.FRAME_COPIES
+            self._queue.appendleft(LinkOptions(features))
 
     def _restart_with(self, peer_session: int, hello: DeviceInfo | HostHello) -> None:
         waiting = [out.message for out in self._unacked] + list(self._queue)

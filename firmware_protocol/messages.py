@@ -152,6 +152,8 @@ class Capability(enum.IntFlag):
     """The shoe's link speaks Nak and LinkOptions (SPEC 8.8, revision 1.2)."""
     STATE_COMMAND = 0x400
     """The shoe takes SetState: lights and exit lock in one command (SPEC 6.3, revision 1.2)."""
+    FRAME_COPIES = 0x800
+    """The shoe's link sends and takes proactive frame copies (SPEC 8.9, revision 1.3)."""
 
 
 class LinkFeature(enum.IntFlag):
@@ -159,6 +161,8 @@ class LinkFeature(enum.IntFlag):
 
     FAST_RECOVERY = 0x01
     """The host takes Nak: the shoe may send it."""
+    FRAME_COPIES = 0x02
+    """The host takes proactive frame copies (COPY flag) and sends them (SPEC 8.9, rev. 1.3)."""
 
 
 E = TypeVar("E", bound=enum.IntEnum)

@@ -75,9 +75,10 @@ def test_handshake_brings_both_sides_up_with_the_peer_identity() -> None:
     (shoe_up,) = pair.shoe.events
     assert isinstance(host_up, LinkUp) and isinstance(shoe_up, LinkUp)
     assert isinstance(host_up.peer, DeviceInfo)
-    # The shoe's link adds what it speaks itself (revision 1.2) to the shoe's identity.
+    # The shoe's link adds what it speaks itself (revisions 1.2, 1.3) to the shoe's identity.
     assert host_up.peer.identity == dataclasses.replace(
-        TEST_IDENTITY, capabilities=TEST_IDENTITY.capabilities | Capability.FAST_RECOVERY)
+        TEST_IDENTITY, capabilities=TEST_IDENTITY.capabilities | Capability.FAST_RECOVERY
+        | Capability.FRAME_COPIES)
     assert host_up.peer_session == SHOE_SESSION and shoe_up.peer_session == HOST_SESSION
     assert not host_up.resumed
 
