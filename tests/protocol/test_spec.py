@@ -50,6 +50,13 @@ EXAMPLES: list[tuple[str, bytes]] = [
     ("Nak", encode_frame(Nak(0b101), 0, ISN + 1)),
     ("SetState", encode_frame(SetState(Indicator.BANKER, False, 1, 43), ISN + 1, ISN + 1,
                               reliable=True)),
+    ("CardDrawn COPIED", encode_frame(CardDrawn(42, 12, 1, Sensor.OPTICAL_PRIMARY, 97), ISN,
+                                      ISN, reliable=True, copied=True)),
+    ("CardDrawn COPY", encode_frame(CardDrawn(42, 12, 1, Sensor.OPTICAL_PRIMARY, 97), ISN, ISN,
+                                    reliable=True, copy=True)),
+    ("LinkOptions with copies", encode_frame(
+        LinkOptions(LinkFeature.FAST_RECOVERY | LinkFeature.FRAME_COPIES), ISN, ISN,
+        reliable=True)),
 ]
 
 
@@ -90,3 +97,14 @@ def test_every_message_type_and_error_code_is_documented() -> None:
         assert f"| {code:#04x} | {cls.__name__} |" in SPEC
     for error in ErrorCode:
         assert f"| {error.value} | {error.name} |" in SPEC
+
+
+def test_every_capability_link_feature_and_header_flag_is_documented() -> None:
+    from firmware_protocol.codec import Flags
+
+    for capability in Capability:
+        assert f"{capability.value:#04x} {capability.name}" in SPEC, capability
+    for feature in LinkFeature:
+        assert f"{feature.value:#04x} {feature.name}" in SPEC, feature
+    for bit, flag in enumerate(Flags):
+        assert f"bit {bit} {flag.name}" in SPEC, flag
