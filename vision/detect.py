@@ -265,6 +265,7 @@ EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
 EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
 EDGE_INLIER = 1.5  # frame pixels: a profile's step this near its edge's line supports it
+EDGE_STEP_LEVELS = 32  # grey levels from table to paper: a clear step (a pale desk: ~45)
 
 
 def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
@@ -314,7 +315,7 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, fl
         above = (brightness >= level[:, None]) & (steps[None, :] >= darkest[:, None])
         # A clear step from table to paper (not a hand, not a dark picture at the edge),
         # crossing the level after the darkest pixel (so never at the first sample).
-        clear = (high - low >= 40) & above.any(axis=1)
+        clear = (high - low >= EDGE_STEP_LEVELS) & above.any(axis=1)
         rows = np.nonzero(clear)[0]
         step = above[rows].argmax(axis=1)
         # Linear interpolation between the last sample below and the first above.
