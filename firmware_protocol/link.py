@@ -952,7 +952,7 @@ class Link:
                 gap = now - self._copied_at  # a copy right behind its original: measured
                 self._copy_gap = gap if self._copy_gap is None else (
                     (1 - COPY_GAP_GAIN) * self._copy_gap + COPY_GAP_GAIN * gap)
-            if copy and now < self._nak_hold and not self._rx_early:
+            if copy and now <= self._nak_hold and not self._rx_early:
                 self._nak_wanted = False  # the damage held back was the original: explained
             self._nak_hold = -math.inf
             self._on_sequenced(frame.seq, message, copy=copy)
