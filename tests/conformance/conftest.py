@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from .rig import NEWEST
+
 OLDER_PAIRING_KINDS = ("memory", "pty")
 
 
@@ -12,9 +14,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep, drop = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        pairing = params.get("link_revisions", "both-1.2")
+        pairing = params.get("link_revisions", NEWEST)
         kind = params.get("kind", "memory")
-        (drop if pairing != "both-1.2" and kind not in OLDER_PAIRING_KINDS else keep).append(item)
+        (drop if pairing != NEWEST and kind not in OLDER_PAIRING_KINDS else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

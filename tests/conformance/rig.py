@@ -31,7 +31,11 @@ FAST_LINK = LinkConfig(
 """Loopback timings: quick retransmissions and a short heartbeat watchdog keep tests fast."""
 OLD_LINK = dataclasses.replace(FAST_LINK, fast_recovery=False)
 """The same timings, link revision 1.0 (no Nak, no LinkOptions, fixed timeout)."""
-PAIRINGS = {"both-1.2": (FAST_LINK, FAST_LINK), "1.0-shoe": (FAST_LINK, OLD_LINK),
+REV_1_2_LINK = dataclasses.replace(FAST_LINK, frame_copies=False)
+"""The same timings, link revision 1.2 (fast recovery without frame copies)."""
+NEWEST = "both-1.3"
+PAIRINGS = {NEWEST: (FAST_LINK, FAST_LINK), "1.2-shoe": (FAST_LINK, REV_1_2_LINK),
+            "1.2-host": (REV_1_2_LINK, FAST_LINK), "1.0-shoe": (FAST_LINK, OLD_LINK),
             "1.0-host": (OLD_LINK, FAST_LINK)}
 """(host link, shoe link) per pairing of revisions: a new host must work with an old shoe,
 and an old host with a new shoe."""

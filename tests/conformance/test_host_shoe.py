@@ -32,7 +32,16 @@ from shoe_controller.device import ShoeConnection
 from simulators.dealer import VirtualDealer
 from simulators.transport_pairs import PAIR_KINDS
 
-from .rig import FAST_LINK, PAIRINGS, VERSIONS, card_of, deal_whole_shoe, shoe_rig, wait_until
+from .rig import (
+    FAST_LINK,
+    NEWEST,
+    PAIRINGS,
+    VERSIONS,
+    card_of,
+    deal_whole_shoe,
+    shoe_rig,
+    wait_until,
+)
 
 KINDS = PAIR_KINDS  # memory (in-process), pty, tcp (127.0.0.1), usb (virtual backend)
 BREAKABLE = tuple(kind for kind in KINDS if kind != "pty")
@@ -43,13 +52,14 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.fixture(autouse=True, params=sorted(PAIRINGS))
 def link_revisions(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Every test runs with both ends on link revision 1.2, and with either end on 1.0 (the
-    interoperability the fast-recovery revision promises: SPEC 8.8)."""
+    """Every test runs with both ends on link revision 1.3, and with either end on 1.2 or on
+    1.0 (the interoperability the fast-recovery and frame-copy revisions promise: SPEC 8.8,
+    8.9)."""
     VERSIONS.current = PAIRINGS[request.param]
     try:
         yield request.param
     finally:
-        VERSIONS.current = PAIRINGS["both-1.2"]
+        VERSIONS.current = PAIRINGS[NEWEST]
 
 
 @pytest.mark.parametrize("kind", KINDS)
