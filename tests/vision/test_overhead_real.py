@@ -1,0 +1,59 @@
+"""The overhead webcam's real photographs (issue 16, ``cardai_hearts``: a Bicycle-style deck
+on dim green felt, any rotation, hands touching the card, some partly out of frame): a deck
+enrolled from 5 photos per card reads the others right or declines them, never wrong, and a
+photo whose card is partly out of the frame is declined or read right.
+
+The whole set on one seeded draw (2024; about 15 s on one core): a sample of fewer cards
+does not hold to it (below). Both draws are measured with ``shoe vision bench
+--enrol-per-card 5``.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import cv2
+import pytest
+
+from shoe_controller.cards import Card
+from vision.bench import holdout_bench, read_labels
+from vision.capture import read_image
+from vision.recognise import Recogniser
+
+HEARTS = Path(__file__).resolve().parents[2].parent / "shared" / "real-cards" / "cardai_hearts"
+
+pytestmark = pytest.mark.skipif(not HEARTS.is_dir(), reason=f"{HEARTS} is not here")
+
+
+def _partly_out_of_frame() -> list[tuple[Path, Card]]:
+    """Every photo of the whole set flagged as partly out of frame (flags.csv)."""
+    with (HEARTS / "flags.csv").open(newline="") as handle:
+        flagged = {row["file"] for row in csv.DictReader(handle)
+                   if row["flag"] == "partial_out_of_frame"}
+    return [(path, card) for path, card in read_labels(HEARTS) if path.name in flagged]
+
+
+@pytest.mark.slow
+def test_overhead_photos_are_read_right_or_declined() -> None:
+    """Measured on the whole set (seed 2024: 65 photos drawn, 35 with a whole card enrolled,
+    7H left out with fewer than 2; 771 read): 365 right (47.3 %), none wrong, the rest
+    declined; seed 7 47.1 %, none wrong. Asserted: no wrong read, at least 44 % right, CPU
+    p95 within the 20 ms target; and of the 20 photos flagged partly out of frame, none
+    read wrong.
+
+    Not asserted, because it does not hold: on a sample of 6 cards (AH 2H 5H 8H TH QH, every
+    photo, seed 2024) 14 of 351 reads were wrong (8H, left out of the enrolment, read as
+    5H; QH as TH at the threshold's floor): with 19 enrolment photos no held-out read is
+    wrong, and the threshold stays at its floor."""
+    cv2.setNumThreads(1)
+    held = holdout_bench(HEARTS, 5, seed=2024, name="hearts")
+    result = held.result
+    assert held.model is not None and result.frames == 771
+    assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
+    assert result.accuracy >= 0.44, result.to_dict()
+    assert result.cpu_percentile_ms(95) <= 20
+    recogniser = Recogniser(held.model)
+    for path, card in _partly_out_of_frame():
+        read = recogniser.recognise(read_image(path))
+        assert read.card is None or read.card == card, (path.name, read)
