@@ -15,12 +15,17 @@ it): 1 % of bytes corrupted, 0.5 % of frames dropped, 0.5 % duplicated.
   time, any recovery, the journal's fsync and the table.
 * whole shoe: from the start to the shoe finished (SHOE_EMPTY handled), pace 0.
 
-Both link versions run on the same line and seeds: ``1.2`` (fast recovery on both ends, the
-default) and ``1.0`` (``fast_recovery=False`` on both: what the link did before). Every run
-checks that the journal holds every card exactly once, in order. The table prints medians
-over ``--runs`` shoes beside the targets of issue 14; a clean and a bad shoe of each seed run
-back to back, and the range of those per-seed ratios shows how much the machine's load moved
-the figures (``--skip-old`` leaves out the slow revision 1.0 cells).
+The link revisions run on the same line and seeds (``--revisions``, both ends on the same
+one): ``1.3`` (fast recovery and frame copies, the default, SPEC 8.8 and 8.9), ``1.2`` (fast
+recovery without copies: ``frame_copies=False``) and ``1.0`` (``fast_recovery=False``: what
+the link did before). Every run checks that the journal holds every card exactly once, in
+order. The table prints medians over ``--runs`` shoes beside the targets of issue 14; a clean
+and a bad shoe of each seed run back to back, and the range of those per-seed ratios shows
+how much the machine's load moved the figures (``--skip-old`` leaves out the slow revision 1.0
+cells).
+
+The same through the CLI (``shoe sim --tcp``, a corrupting proxy, ``shoe run``):
+``bench/bench_faulty_runs.py``.
 """
 
 from __future__ import annotations
@@ -57,6 +62,12 @@ from simulators.shoe_model import ShoeModel
 PROFILE = "punto-banco-8d"
 BAD_LINE = "corrupt=0.01,drop-frame=0.005,dup-frame=0.005"
 TARGET_P50_MS, TARGET_P99_MS, TARGET_RATIO = 5.0, 25.0, 1.5
+REVISIONS = {
+    "1.3": LinkConfig(),
+    "1.2": LinkConfig(frame_copies=False),
+    "1.0": LinkConfig(fast_recovery=False),
+}
+"""Link revision -> the link's protocol options (the timings come from the run config)."""
 
 
 class CardTimes:
@@ -104,21 +115,23 @@ class Run:
     revision 1.0 link down for longer than the grace mid-round) within 300 s."""
 
 
-def one_shoe(directory: Path, *, seed: int, baud: int, bad: bool, fast: bool) -> Run:
+def one_shoe(directory: Path, *, seed: int, baud: int, bad: bool, revision: str) -> Run:
     cards = new_shoe(8, seed)
-    journal = directory / f"j-{seed}-{baud}-{bad}-{fast}.sqlite"
+    journal = directory / f"j-{seed}-{baud}-{bad}-{revision}.sqlite"
+    options = REVISIONS[revision]
     config = load_run_config(None, {
         "device": "memory://bench", "profile": PROFILE, "journal": journal,
         "betting_seconds": 0, "shoes": 1, "log_level": "warning"})
-    link = dataclasses.replace(config.link_config(), fast_recovery=fast)
+    link = dataclasses.replace(config.link_config(), fast_recovery=options.fast_recovery,
+                               frame_copies=options.frame_copies)
     host, device = memory_pair(baud=baud)
     if bad:
         faults = FaultConfig.parse(f"{BAD_LINE},seed={seed}")
         host = FaultyTransport(host, tx=FaultInjector(faults),
                                rx=FaultInjector(dataclasses.replace(faults, seed=seed + 1)))
     times = CardTimes()
-    shoe = SimulatedShoe(ShoeModel(cards, cut_card=14), link_config=LinkConfig(
-        fast_recovery=fast), dealer=VirtualDealer(pace=0.0, button_delay=0.0),
+    shoe = SimulatedShoe(ShoeModel(cards, cut_card=14), link_config=options,
+        dealer=VirtualDealer(pace=0.0, button_delay=0.0),
         rng=random.Random(seed), announce_loaded=True)
     connection = ShoeConnection(host, link_config=link)
     started = time.perf_counter()
@@ -151,50 +164,59 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="shoes per cell (default 3)")
     parser.add_argument("--baud", type=int, default=115200, help="line rate (default 115200)")
+    parser.add_argument("--revisions", default="1.3,1.2,1.0",
+                        help="link revisions to run, comma-separated (default 1.3,1.2,1.0)")
     parser.add_argument("--skip-old", action="store_true",
                         help="leave out the revision 1.0 cells (a bad shoe takes ~90 s there)")
     args = parser.parse_args()
+    versions = tuple(r.strip() for r in args.revisions.split(",") if r.strip())
+    unknown = [r for r in versions if r not in REVISIONS]
+    if unknown or not versions:
+        parser.error(f"--revisions: unknown {', '.join(unknown) or 'none given'} "
+                     f"(known: {', '.join(REVISIONS)})")
+    if args.skip_old:
+        versions = tuple(r for r in versions if r != "1.0")
     print(f"paced line {args.baud} baud 8N1; bad line: {BAD_LINE} (both ways); "
           f"{args.runs} shoe(s) per cell; pace 0", flush=True)
-    versions = (True,) if args.skip_old else (True, False)
-    runs: dict[tuple[bool, bool], list[Run]] = {(f, b): [] for f in versions for b in (False, True)}
+    runs: dict[tuple[str, bool], list[Run]] = {(f, b): [] for f in versions for b in (False, True)}
     with tempfile.TemporaryDirectory(prefix="bench-fast-recovery-") as tmp:
         # Seeds outside, cells inside: a clean shoe and a bad one run back to back, so that
         # a shared machine's load weighs on both sides of each ratio alike.
         for seed in range(1, args.runs + 1):
-            for fast in versions:
+            for revision in versions:
                 for bad in (False, True):
-                    run = one_shoe(Path(tmp), seed=seed, baud=args.baud, bad=bad, fast=fast)
-                    runs[fast, bad].append(run)
-                    print(f"  seed {seed} link {'1.2' if fast else '1.0'} "
+                    run = one_shoe(Path(tmp), seed=seed, baud=args.baud, bad=bad,
+                                   revision=revision)
+                    runs[revision, bad].append(run)
+                    print(f"  seed {seed} link {revision} "
                           f"{'bad  ' if bad else 'clean'}: {run.cards} cards, shoe "
                           f"{run.seconds:.2f} s{'' if run.finished else ' (not finished)'}",
                           flush=True)
     print()
     print(f"{'link':5} {'line':6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'shoe s':>7} "
           f"{'x clean':>8} {'per seed':>24}  target")
-    for (fast, bad), cell in runs.items():
+    for (revision, bad), cell in runs.items():
         latencies = [value for run in cell for value in run.latencies]
         done = [run for run in cell if run.finished]
-        clean = [run for run in runs[fast, False] if run.finished]
+        clean = [run for run in runs[revision, False] if run.finished]
         if not done or not clean:
-            print(f"{'1.2' if fast else '1.0':5} {'bad' if bad else 'clean':6} no shoe finished")
+            print(f"{revision:5} {'bad' if bad else 'clean':6} no shoe finished")
             continue
         seconds = statistics.median(run.seconds for run in done)
         ratio = seconds / statistics.median(run.seconds for run in clean)
-        per_seed = [b.seconds / c.seconds for b, c in zip(cell, runs[fast, False], strict=True)
+        per_seed = [b.seconds / c.seconds for b, c in zip(cell, runs[revision, False], strict=True)
                     if b.finished and c.finished]
         spread = f"{min(per_seed):.2f}-{max(per_seed):.2f}x"
         if len(done) < len(cell):
             spread = f"{len(done)}/{len(cell)} done, {spread}"
         p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
         target = ""
-        if fast and bad:
+        if revision != "1.0" and bad:
             ok = (p50 < TARGET_P50_MS and p99 < TARGET_P99_MS and ratio < TARGET_RATIO
                   and len(done) == len(cell))
             target = (f"p50 < {TARGET_P50_MS:g}, p99 < {TARGET_P99_MS:g} ms, shoe < "
                       f"{TARGET_RATIO:g}x clean: {'ok' if ok else 'NOT MET'}")
-        print(f"{'1.2' if fast else '1.0':5} {'bad' if bad else 'clean':6} {p50:7.2f} "
+        print(f"{revision:5} {'bad' if bad else 'clean':6} {p50:7.2f} "
               f"{p99:7.2f} {max(latencies):7.1f} {seconds:7.2f} {ratio:8.2f} {spread:>24}  "
               f"{target}")
     print("\nx clean: the median bad shoe over the median clean one; per seed: the range of "

@@ -1,6 +1,7 @@
 """The paced bad line of ``bench_fast_recovery.py`` as a model on a simulated clock: noise-free.
 
-    .venv/bin/python bench/model_paced_line.py [--seeds N]
+    .venv/bin/python bench/model_paced_line.py [--seeds N] [--first-seed S] [--revision 1.2]
+    .venv/bin/python bench/model_paced_line.py --causes [--seeds N]
 
 The real ``TableController``, the real links and the real software shoe (dealer at pace 0),
 joined by a model of a 115200 8N1 line (each byte takes 86.8 us; a frame is delivered when its
@@ -8,7 +9,9 @@ last byte has arrived) with the bench's faults, on a simulated clock: no threads
 no shared machine. What the model leaves out is the host's real processing, which it takes as a
 fixed ``HOST_DELAY`` per committed item (the journal's fsync and the table). Its figures are
 the model's, not a measurement: use it to compare link rules seed by seed (the same seeds give
-the same figures every run), and the real bench for the figures of issue 14.
+the same figures every run), and the real bench for the figures of issue 14. ``--revision``
+picks the link revision of both ends (1.3: frame copies, the default; 1.2: without them);
+``--causes`` shows where the bad shoe's extra time goes.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ HOST_DELAY = 0.0007
 """Seconds the host takes per committed item (journal append with fsync, and the table)."""
 BAD_LINE = "corrupt=0.01,drop-frame=0.005,dup-frame=0.005"
 PROFILE = "punto-banco-8d"
+REVISIONS = {"1.3": LinkConfig(), "1.2": LinkConfig(frame_copies=False)}
 
 
 class FrameClassFaults:
@@ -98,15 +102,16 @@ class LineModel:
     faults act at the host's end: before the line towards the shoe, after it from the shoe.
     ``cause`` (direction, frame class, fault): only those faults, for ``--causes``."""
 
-    def __init__(self, seed: int, bad: bool,
-                 cause: tuple[str, str, str] | None = None) -> None:
+    def __init__(self, seed: int, bad: bool, cause: tuple[str, str, str] | None = None,
+                 config: LinkConfig | None = None) -> None:
         self.now = 0.0
         self._arrivals: list[tuple[float, int, str, bytes]] = []  # (time, order, to, piece)
         self._order = itertools.count()
         self._line_free = {"shoe": 0.0, "host": 0.0}
-        self.host = HostEndpoint(Link(Role.HOST, LinkConfig(), random.Random(seed).getrandbits(32)))
+        config = config or LinkConfig()
+        self.host = HostEndpoint(Link(Role.HOST, config, random.Random(seed).getrandbits(32)))
         self.shoe = SimulatedShoe(
-            ShoeModel(new_shoe(8, seed), cut_card=14),
+            ShoeModel(new_shoe(8, seed), cut_card=14), link_config=config,
             dealer=VirtualDealer(pace=0.0, button_delay=0.0),
             rng=random.Random(seed), announce_loaded=True)
         self._to_shoe_faults: Callable[[bytes], list[bytes]] | None = None
@@ -210,9 +215,9 @@ class ModelConnection:
 
 
 def one(seed: int, bad: bool, cause: tuple[str, str, str] | None = None,
-        ) -> tuple[float, list[float], LinkStats, LinkStats]:
+        config: LinkConfig | None = None) -> tuple[float, list[float], LinkStats, LinkStats]:
     """One whole shoe: its simulated seconds, card -> prompt latencies (ms), link stats."""
-    model = LineModel(seed, bad, cause)
+    model = LineModel(seed, bad, cause, config)
     _last_model[:] = [model]
     source = read_profile(PROFILE)
     prompted: dict[int, float] = {}
@@ -241,11 +246,11 @@ def one(seed: int, bad: bool, cause: tuple[str, str, str] | None = None,
 _last_model: list[LineModel] = []
 
 
-def causes(seeds: range) -> None:
+def causes(seeds: range, config: LinkConfig) -> None:
     """Where the bad shoe's extra time goes: each fault, on one direction's frames of one
     class alone, against the clean shoe of the same seed (mean over the seeds)."""
-    clean = {seed: one(seed, False)[0] for seed in seeds}
-    full = statistics.mean(one(seed, True)[0] - clean[seed] for seed in seeds)
+    clean = {seed: one(seed, False, config=config)[0] for seed in seeds}
+    full = statistics.mean(one(seed, True, config=config)[0] - clean[seed] for seed in seeds)
     print(f"all faults: +{full * 1000:.0f} ms a shoe (mean over {len(seeds)} seeds)\n")
     print(f"{'towards':8} {'frames':7} {'fault':11} {'+ms/shoe':>9} {'hits/shoe':>9} "
           f"{'ms/hit':>7}")
@@ -255,7 +260,7 @@ def causes(seeds: range) -> None:
             for fault in ("corrupt", "drop-frame", "dup-frame"):
                 extra, hits = [], []
                 for seed in seeds:
-                    seconds = one(seed, True, (direction, frame_class, fault))[0]
+                    seconds = one(seed, True, (direction, frame_class, fault), config)[0]
                     extra.append(seconds - clean[seed])
                     hits.append(_last_model[0].cause_faults.hit)  # type: ignore[union-attr]
                 mean_extra, mean_hits = statistics.mean(extra), statistics.mean(hits)
@@ -271,25 +276,29 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20, help="shoes per line (default 20)")
     parser.add_argument("--first-seed", type=int, default=1,
                         help="first seed (default 1; the bench uses 1..runs)")
+    parser.add_argument("--revision", choices=sorted(REVISIONS), default="1.3",
+                        help="link revision of both ends (default 1.3)")
     parser.add_argument("--causes", action="store_true",
                         help="where the extra time goes: each fault on one class of frames")
     args = parser.parse_args()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
+    config = REVISIONS[args.revision]
     if args.causes:
-        causes(seeds)
+        causes(seeds, config)
         return
     print(f"model of a 115200 8N1 line, host {HOST_DELAY * 1000:g} ms per committed item; "
-          f"bad line: {BAD_LINE}; pace 0")
+          f"bad line: {BAD_LINE}; pace 0; link revision {args.revision}")
     ratios, latencies = [], []
     for seed in seeds:
-        clean = one(seed, False)[0]
-        bad, lat, host, shoe = one(seed, True)
+        clean = one(seed, False, config=config)[0]
+        bad, lat, host, shoe = one(seed, True, config=config)
         ratios.append(bad / clean)
         latencies += lat
         print(f"  seed {seed:2}: clean {clean:.3f} s, bad {bad:.3f} s ({bad / clean:.2f}x); "
               f"timer expiries host {host.retransmissions} shoe {shoe.retransmissions}, "
               f"resent for a Nak host {host.fast_retransmissions} shoe "
-              f"{shoe.fast_retransmissions}", flush=True)
+              f"{shoe.fast_retransmissions}, copies used host {host.copies_used} shoe "
+              f"{shoe.copies_used}", flush=True)
     latencies.sort()
     print(f"\nbad line: x clean median {statistics.median(ratios):.3f}, mean "
           f"{statistics.mean(ratios):.3f} (target < 1.5); card -> prompt p50 "
