@@ -30,6 +30,9 @@ FILLED = 0.85  # share of its four-corner outline a card's blob fills
 BITTEN = 0.7  # ...and of its bounding rectangle, when a dark picture bites into it
 CORNER_ANGLES = (60.0, 120.0)  # degrees: a card's corners, under the camera's perspective
 OPPOSITE_SIDES = 1.6  # longest over shortest of two opposite sides
+ELONGATION = 2.2
+"""Long sides over short sides, at most: a card is 1.4 to 1.6, and a webcam that stretches
+its picture (cardai's: 4:3 pixels shown 16:9) makes it up to 2.1 or as little as 1.05."""
 LOOSE_TABLE = 3.0  # a loose mask's level: this many times the table's own spread...
 LOOSE_OTSU = 0.4  # ...and at least this share of Otsu's level (a flat, noiseless table)
 PAPER_OPENINGS = (3, 9, 15)  # discs (work pixels) that cut a touching finger off the paper
@@ -149,7 +152,7 @@ def paper_mask(blurred: np.ndarray) -> np.ndarray:
     scales the paper and the table alike, so the paper stays above the table it lies on."""
     channels = blurred.astype(np.int16)
     low, high = channels.min(axis=2), channels.max(axis=2)
-    score: np.ndarray = np.clip(2 * low - high, 0, 255).astype(np.uint8)
+    score: np.ndarray = np.clip(3 * low - 2 * high, 0, 255).astype(np.uint8)
     return score
 
 
@@ -177,12 +180,19 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
                 if not MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
                     continue
                 hull = cv2.convexHull(contour)
+                hull_area = cv2.contourArea(hull)
+                quads = []
                 quad = _four_corners(hull)
-                if quad is None or not _card_shaped(quad):
-                    continue
-                outline = _area(quad)
-                if cv2.contourArea(hull) >= FILLED * outline and blob >= PAPER_FILLED * outline:
-                    found.append((quad, contour.reshape(-1, 2).astype(np.float32)))
+                if quad is not None and hull_area >= FILLED * _area(quad):
+                    quads.append(quad)
+                # A hand over a corner cuts the hull there, and the four-corner fit follows
+                # the cut; the smallest rectangle round the blob keeps the card's sides.
+                box = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+                if hull_area >= BITTEN * _area(box):
+                    quads.append(box)
+                outline = contour.reshape(-1, 2).astype(np.float32)
+                found += [(quad, outline) for quad in quads
+                          if _card_shaped(quad) and blob >= PAPER_FILLED * _area(quad)]
         if found:  # Otsu's level found a card: the strict level would find less of it
             break
     return found
@@ -212,7 +222,8 @@ def _area(quad: np.ndarray) -> float:
 def _card_shaped(quad: np.ndarray) -> bool:
     """Convex, each corner near a right angle and opposite sides of similar length, as a
     card seen from a camera above the table is (75 to 106 degrees and sides within 1.25
-    of each other on every simulated frame): not a blob bitten by a dark picture."""
+    of each other on every simulated frame): not a blob bitten by a dark picture. And no
+    longer than ``ELONGATION`` times its width: not a strip of pips or of a hand."""
     after = np.roll(quad, -1, axis=0) - quad
     before = np.roll(quad, 1, axis=0) - quad
     lengths = np.linalg.norm(after, axis=1)
@@ -222,7 +233,10 @@ def _card_shaped(quad: np.ndarray) -> bool:
     angles = np.degrees(np.arccos(np.clip(cosines, -1.0, 1.0)))
     following = np.roll(after, -1, axis=0)
     turns = after[:, 0] * following[:, 1] - after[:, 1] * following[:, 0]
+    long_over_short = max(lengths[0] + lengths[2], lengths[1] + lengths[3]) / min(
+        lengths[0] + lengths[2], lengths[1] + lengths[3])
     return bool(np.all(np.sign(turns) == np.sign(turns[0]))
+                and long_over_short <= ELONGATION
                 and CORNER_ANGLES[0] <= angles.min() and angles.max() <= CORNER_ANGLES[1]
                 and max(lengths[0], lengths[2]) <= OPPOSITE_SIDES * min(lengths[0], lengths[2])
                 and max(lengths[1], lengths[3]) <= OPPOSITE_SIDES * min(lengths[1], lengths[3]))
