@@ -76,6 +76,7 @@ ANCHOR = (0.15, 0.15)
 INK_CONTRAST = 12  # grey levels darker than the paper around it
 GLYPH_HEIGHT = (0.08, 0.5)  # a glyph's height, as a share of the region's
 GLYPH_WIDTH = (0.03, 0.5)
+UPRIGHT = 1.1  # a rank glyph's greatest width, as a share of its height
 
 
 def glyph_boxes(region: np.ndarray) -> list[tuple[int, int, int, int]]:
@@ -105,18 +106,23 @@ def glyph_boxes(region: np.ndarray) -> list[tuple[int, int, int, int]]:
 def first_glyph(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
     """The index's first glyph among glyph boxes: a rank with its suit under it (the
     standard index's signature, which a blob of the shoe or the table does not have), the
-    leftmost such; else the leftmost of the tall ones."""
+    leftmost such; else the leftmost of the tall ones. Only upright boxes can be a rank (a
+    rank glyph, even a "10" printed as one blob, is no wider than about its height): the
+    edge of the shoe's top plate over a low card is a wide blob with the rank under it, and
+    anchoring on it moved pp2021's 6D_26 far from every enrolment photo."""
+    upright = [box for box in boxes if box[2] <= UPRIGHT * box[3]] or boxes
+
     def stacked(rank: tuple[int, int, int, int]) -> bool:
         x, y, width, height = rank
         return any(other is not rank and y + 0.6 * height <= other[1] <= y + 1.6 * height
                    and abs((other[0] + other[2] / 2) - (x + width / 2)) <= 0.5 * width
                    and 0.3 * height <= other[3] <= 1.2 * height for other in boxes)
 
-    indexed = [box for box in boxes if stacked(box)]
+    indexed = [box for box in upright if stacked(box)]
     if indexed:
         return min(indexed, key=lambda box: box[0])
-    tallest = max(box[3] for box in boxes)
-    return min((box for box in boxes if box[3] >= 0.5 * tallest), key=lambda box: box[0])
+    tallest = max(box[3] for box in upright)
+    return min((box for box in upright if box[3] >= 0.5 * tallest), key=lambda box: box[0])
 
 
 def anchored(region: np.ndarray) -> np.ndarray:
