@@ -480,7 +480,11 @@ class Link:
         self._want_nak()  # a frame was damaged on the way: maybe one of ours to get
         self._recoveries += 1
         self._await_recovery(now)
-        if self._copies and self._copy_gap is not None:
+        if now <= self._nak_hold:
+            # A second damaged block while the Nak waited for a copy: a copy comes right
+            # behind its original, so this was it (or nothing was coming): ask now.
+            self._nak_hold = -math.inf
+        elif self._copies and self._copy_gap is not None:
             # It may be an original whose copy is on its way: the Nak waits for as long as a
             # copy has taken to follow its original (measured), then goes if nothing came.
             self._nak_hold = now + COPY_WAIT_FACTOR * self._copy_gap

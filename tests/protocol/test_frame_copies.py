@@ -137,6 +137,21 @@ def test_the_receiver_follows_the_table(blocks: str, delivered: list[int], nak: 
     assert receiver.count("Ack", start) + receiver.count("Nak", start) == acks + nak
 
 
+def test_a_damaged_original_and_copy_are_asked_for_at_once_after_the_second() -> None:
+    receiver = Receiver()
+    receiver.feed(shoe_frame(0, copied=True))
+    receiver.advance(GAP)
+    receiver.feed(shoe_frame(0, copy=True))
+    receiver.advance(0.005)
+    receiver.feed(damaged(shoe_frame(1, copied=True)))
+    receiver.advance(GAP / 2)  # the Nak waits for a copy (1.5 x the 1 ms measured) ...
+    assert receiver.count("Nak", 0) == 0
+    second = receiver.now
+    receiver.feed(damaged(shoe_frame(1, copy=True)))
+    receiver.advance(0.0)  # ... and goes as soon as the copy is seen damaged too
+    assert [when for when, kind in receiver.sent if kind == "Nak"] == [second]
+
+
 def test_copy_flags_from_a_peer_that_did_not_agree_are_ignored() -> None:
     receiver = Receiver(shoe_capabilities=Capability.FAST_RECOVERY)  # a revision 1.2 shoe
     receiver.feed(shoe_frame(0))
