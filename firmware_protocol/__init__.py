@@ -6,6 +6,7 @@ Standard library only. Read SPEC.md (next to this file) for the protocol itself.
 from firmware_protocol.cobs import cobs_decode, cobs_encode
 from firmware_protocol.codec import (
     MAX_PAYLOAD,
+    DamagedBlock,
     DecoderStats,
     Flags,
     Frame,
@@ -73,6 +74,7 @@ __all__ = [
     "Capability",
     "CardDrawn",
     "CardMisread",
+    "DamagedBlock",
     "DecoderStats",
     "DeviceFault",
     "DeviceIdentity",

@@ -11,6 +11,9 @@ in sequence order exactly once, buffering early frames and dropping duplicates b
 sequence number (serial arithmetic, so wrap-around is seamless); the sender retransmits every
 unacknowledged frame when the oldest one times out, with exponential backoff up to a cap;
 heartbeats when idle; the link is lost when nothing valid arrives for ``link_timeout``.
+Between peers that agree (revisions 1.2 and 1.3, SPEC 8.8 and 8.9), damage is answered by a
+Nak at once, the timeout follows the measured round trip, and a lone frame goes with a copy
+right behind it, so that a damaged frame costs a frame time instead of a Nak and a resend.
 
 **One ordered output stream** (as h11's ``next_event()``): :meth:`receive` and :meth:`poll`
 return :data:`LinkOutput` items, delivered messages and link events alike, in the order they

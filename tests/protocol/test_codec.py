@@ -276,3 +276,40 @@ def test_fuzz_stream_of_frames_and_garbage_in_random_chunks(
         position += size
         index += 1
     assert got == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(any_message, st.booleans()), max_size=10),
+       st.lists(st.integers(1, 64), min_size=1, max_size=10))
+def test_feed_blocks_marks_each_damaged_block_in_its_place(
+        stream: list[tuple[Message, bool]], cuts: list[int]) -> None:
+    """What feed_blocks returns is feed_all's frames with one DamagedBlock where each frame
+    with a changed byte came (the copy rule of SPEC 8.9 needs the order)."""
+    from firmware_protocol.codec import DamagedBlock, Flags
+
+    wire, expected = bytearray(b"\x00"), []
+    for message, damage in stream:
+        frame = bytearray(encode_frame(message, 7, 9, reliable=True, copied=True))
+        if damage:
+            middle = len(frame) // 2  # a changed byte, never a delimiter
+            frame[middle] = frame[middle] ^ 0x40 if frame[middle] != 0x40 else 0x41
+        wire += frame
+        expected.append("damaged" if damage else message)
+    decoder, got = FrameDecoder(), []
+    position, index = 0, 0
+    while position < len(wire):  # in pieces, as reads catch them
+        piece = wire[position:position + cuts[index % len(cuts)]]
+        position, index = position + len(piece), index + 1
+        for item in decoder.feed_blocks(piece):
+            got.append("damaged" if isinstance(item, DamagedBlock) else item.message)  # type: ignore[union-attr]
+            if not isinstance(item, DamagedBlock):
+                assert item.flags & Flags.COPIED and item.is_copied and not item.is_copy  # type: ignore[union-attr]
+    assert got == expected
+
+
+def test_a_frame_is_a_copy_or_an_original_not_both() -> None:
+    message = ErrorReport(ErrorCode.BAD_PAYLOAD, "x")
+    with pytest.raises(ValueError, match="copy"):
+        encode_frame(message, 1, 1, reliable=False, copy=True)
+    with pytest.raises(ValueError, match="not both"):
+        encode_frame(message, 1, 1, reliable=True, copy=True, copied=True)

@@ -44,8 +44,8 @@ def card(n: int) -> CardDrawn:
 
 def damaged(wire: bytes) -> bytes:
     """The frame with one byte of its body changed (never into a delimiter): a bad CRC."""
-    body = bytearray(wire)
-    body[len(body) // 2] = body[len(body) // 2] ^ 0x40 or 0x40
+    body, middle = bytearray(wire), len(wire) // 2
+    body[middle] = body[middle] ^ 0x40 if body[middle] != 0x40 else 0x41
     return bytes(body)
 
 
