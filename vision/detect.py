@@ -91,8 +91,9 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
         refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
         if _leaves_frame(refined, width, height):
             continue
-        corners, support = _edges_on_frame(frame, _clockwise(refined / scale))
-        if _card_shaped(corners) and (best is None or support > best[0]):
+        corners, support, beyond = _edges_on_frame(frame, _clockwise(refined / scale))
+        if (_card_shaped(corners) and _one_table(beyond)
+                and (best is None or support > best[0])):
             best = (support, corners)
     return None if best is None or best[0] < MIN_EDGE_SUPPORT else best[1]
 
@@ -279,10 +280,13 @@ EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
 EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
 EDGE_INLIER = 1.5  # frame pixels: a profile's step this near its edge's line supports it
+ONE_TABLE = 0.12  # most a channel's share of the colour beyond two edges may differ by
+HUED = 90  # B + G + R: a colour darker than this has no reliable hue (8-bit, JPEG)
 EDGE_STEP_LEVELS = 32  # grey levels from table to paper: a clear step (a pale desk: ~45)
 
 
-def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
+def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
+                    ) -> tuple[np.ndarray, float, np.ndarray]:
     """Sub-pixel edges on the full-resolution frame.
 
     The coarse corners come from a mask at ``WORK_WIDTH``: a pixel there is two or more frame
@@ -299,6 +303,9 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, fl
     that lies on its edge's fitted line (within ``EDGE_INLIER`` pixels). A card's edges
     show along most of their length, a hand over one side hides some; the lit felt of a
     vignette or a blob of skin has no straight step from dark to light at all.
+
+    And what lies beyond each edge: the colour (BGR) of each profile's outermost sample,
+    ``(4, EDGE_SAMPLES, 3)`` (see :func:`_one_table`).
     """
     centre = quad.mean(axis=0)
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
@@ -306,9 +313,10 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, fl
     middle, steps = len(offsets) // 2, np.arange(len(offsets))
     sides = _sides(quad, shortest=16)
     if sides is None:
-        return quad, 0.0
+        return quad, 0.0, np.zeros((4, EDGE_SAMPLES, 3))
     lines = []
     on_line = 0
+    beyond = []
     for start, length, unit, normal in sides:
         if float((start + unit * length / 2 - centre) @ normal) < 0:
             normal = -normal  # pointing out of the card, onto the table
@@ -320,6 +328,7 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, fl
         # (samples, steps), the table side first. All profiles at once: this runs for
         # every frame, four edges of EDGE_SAMPLES profiles each.
         brightness = profile.mean(axis=2).astype(np.float64)
+        beyond.append(profile[:, 0])
         table_side = brightness[:, :middle + 3]
         # Darkest on the table side (the table, its shadow or the card's border stroke),
         # brightest on the card side (the paper): the edge is where the paper begins.
@@ -351,8 +360,23 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, fl
     support = on_line / (4 * EDGE_SAMPLES)
     corners = _intersections(lines)
     if corners is None or np.linalg.norm(corners - quad, axis=1).max() > 2 * EDGE_REACH:
-        return quad, support
-    return corners, support
+        return quad, support, np.array(beyond)
+    return corners, support, np.array(beyond)
+
+
+def _one_table(beyond: np.ndarray) -> bool:
+    """The four edges border one table: the colours just beyond them (``(4, samples, 3)``
+    BGR), each edge's median, have nearly the same hue (each channel's share of the sum: a
+    vignette or a lamp to one side changes the table's brightness more than its hue). A
+    "card" one of whose sides is a hand lying across the card (skin beyond it, felt beyond
+    the others) is only part of the card, and read it would be a wrong card; a finger over
+    less than half a side leaves that side's median on the table. A median too dark to
+    have a reliable hue (the card's shadow, an unlit corner) is left out."""
+    medians = np.median(beyond, axis=1)
+    lit = medians[medians.sum(axis=1) >= HUED]
+    shares = lit / lit.sum(axis=1, keepdims=True)
+    return bool(len(lit) < 2 or np.abs(shares[:, None, :] - shares[None, :, :]).max()
+                <= ONE_TABLE)
 
 
 def _sides(quad: np.ndarray, shortest: float

@@ -36,12 +36,14 @@ def _card_mask(scale: float = 1.0) -> np.ndarray:
 
 
 def _frame(table: tuple[int, int, int], centre: tuple[float, float], angle: float, *,
-           lamp: bool = False, finger: bool = False, seed: int = 0
-           ) -> tuple[np.ndarray, np.ndarray]:
+           lamp: bool = False, finger: bool = False, hand_across: bool = False,
+           seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A frame of the card turned by ``angle`` with its centre at ``centre`` (x, y), and the
     four corners of its paper in the frame. ``lamp``: light falling off from one side and
     a vignette (the paper in the dark corner is darker than the felt under the lamp);
-    ``finger``: a finger lying across the card's right side onto the table."""
+    ``finger``: a finger lying across the card's right side onto the table;
+    ``hand_across``: an arm from beyond the frame's right edge lying across the card's
+    lower quarter, from side to side."""
     rows, columns = FRAME
     card = _card_mask()
     height, width = card.shape
@@ -67,6 +69,14 @@ def _frame(table: tuple[int, int, int], centre: tuple[float, float], angle: floa
         hand = np.zeros((rows, columns), np.uint8)
         cv2.line(hand, tuple(np.round(tip).astype(int)), tuple(np.round(end).astype(int)),
                  255, 28)
+        image[hand > 0] = SKIN
+    if hand_across:
+        left = (placed[0] + 0.75 * (placed[3] - placed[0]))
+        right = (placed[1] + 0.75 * (placed[2] - placed[1]))
+        across = right - left
+        hand = np.zeros((rows, columns), np.uint8)  # a forearm from beyond the frame
+        cv2.line(hand, tuple(np.round(left - 0.1 * across).astype(int)),
+                 tuple(np.round(right + 10 * across).astype(int)), 255, 60)
         image[hand > 0] = SKIN
     if lamp:
         y, x = np.mgrid[0:rows, 0:columns]
@@ -106,6 +116,14 @@ def test_a_finger_across_one_side_does_not_move_the_corners() -> None:
     assert found is not None
     assert _corner_error(found.quad, placed) < 3.0, (found.quad, placed)
     assert found.card.shape[:2] == (290, 200)
+
+
+def test_a_hand_across_the_card_leaves_no_card() -> None:
+    """An arm across the card's lower quarter, from side to side: the paper that shows is
+    card-shaped (a shorter card) with a straight edge along the arm, but it is part of a
+    card (skin beyond one side, felt beyond the others)."""
+    frame, _ = _frame(DARK_FELT, (480, 270), 10.0, hand_across=True)
+    assert find_card(frame) is None
 
 
 def test_a_card_cut_by_the_frames_edge_is_no_card() -> None:

@@ -3,8 +3,7 @@ on dim green felt, any rotation, hands touching the card, some partly out of fra
 enrolled from 5 photos per card reads the others right or declines them, never wrong, and a
 photo whose card is partly out of the frame is declined or read right.
 
-The whole set on one seeded draw (2024; about 15 s on one core): a sample of fewer cards
-does not hold to it (below). Both draws are measured with ``shoe vision bench
+The whole set on one seeded draw (2024; about 15 s on one core). Both draws are measured with ``shoe vision bench
 --enrol-per-card 5``.
 """
 
@@ -36,22 +35,24 @@ def _partly_out_of_frame() -> list[tuple[Path, Card]]:
 
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined() -> None:
-    """Measured on the whole set (seed 2024: 65 photos drawn, 35 with a whole card enrolled,
-    7H left out with fewer than 2; 771 read): 365 right (47.3 %), none wrong, the rest
-    declined; seed 7 47.1 %, none wrong. Asserted: no wrong read, at least 44 % right, CPU
+    """Measured on the whole set (seed 2024: 65 photos drawn, 32 with a whole card enrolled,
+    7H left out with fewer than 2; 771 read): 374 right (48.5 %), none wrong, the rest
+    declined; seed 7 48.6 %, none wrong. Asserted: no wrong read, at least 45 % right, CPU
     p95 within the 20 ms target; and of the 20 photos flagged partly out of frame, none
     read wrong.
 
-    Not asserted, because it does not hold: on a sample of 6 cards (AH 2H 5H 8H TH QH, every
-    photo, seed 2024) 14 of 351 reads were wrong (8H, left out of the enrolment, read as
-    5H; QH as TH at the threshold's floor): with 19 enrolment photos no held-out read is
-    wrong, and the threshold stays at its floor."""
+    Why the whole set: on a sample of 6 cards (AH 2H 5H 8H TH QH, every photo), before
+    detection checked what lies beyond each edge, 2 to 14 of 351 reads were wrong (a hand's
+    edge taken for the card's: part of the card read as another); with the check none of
+    three such samples on either draw read a card wrong, but a sample's deck has fewer
+    held-out enrolment reads to set its threshold, so the figure asserted is the whole
+    set's."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=2024, name="hearts")
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.44, result.to_dict()
+    assert result.accuracy >= 0.45, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     recogniser = Recogniser(held.model)
     for path, card in _partly_out_of_frame():
