@@ -1,12 +1,18 @@
 """A floor of tables publishing through one Mosquitto to one ``shoe pit`` (issue 19).
 
-    .venv/bin/python bench/bench_fleet.py [--tables 100] [--workers 4] [--pace 0.25]
-                                          [--decks 1] [--durability full]
+    .venv/bin/python bench/bench_fleet.py [--tables 100] [--workers 4] [--pace 0.5]
+                                          [--decks 1] [--durability full] [--in-step]
 
 Each table is the real thing in-process (``running_table``: journal, table, controller in its
 own thread; the software shoe on an in-memory wire; a virtual dealer drawing a card every
-``--pace`` seconds once the exit opens), ``--tables`` of them spread over ``--workers``
-processes. The same tables (same seeds) are dealt twice in one run:
+``--pace`` seconds once the exit opens), ``--tables`` of them packed into ``--workers``
+processes (``--workers 0``: each table in its own process, as ``shoe run`` on a floor; on a
+2-core machine a hundred processes' own overhead swamps what is measured). Tables sharing a
+process share its interpreter lock: a table thread woken by its shoe waits while another
+table's (or publisher's) thread holds it, a cost no floor has. Every process sets its tables
+up, then all start together; each table opens at its own seeded moment within one pace (a
+floor's dealers are not in step), or all at once with ``--in-step``. The same tables (same
+seeds) are dealt twice in one run:
 
 1. **without MQTT**, then
 2. **with MQTT**: each table with its own ``MqttPublisher`` (as ``shoe run --mqtt``) to one
@@ -63,8 +69,18 @@ def percentile(values: list[float], q: float) -> float:
 
 
 # ---------------------------------------------------------------------- one worker process
-def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
-    """Deal one shoe at each of ``spec["tables"]`` (in this process); returns the figures."""
+def deal_tables(spec: dict[str, Any], ready: Any, results: Any) -> None:
+    """Deal one shoe at each of ``spec["tables"]`` (in this process) once every process is
+    ready (``ready``: a barrier of all of them and the parent); puts the figures, or the
+    error, on ``results``."""
+    try:
+        results.put(("ok", _deal_tables(spec, ready)))
+    except BaseException as error:  # noqa: BLE001 - the parent reports it and stops
+        ready.abort()  # the others stop waiting for this one
+        results.put(("error", f"{type(error).__name__}: {error}"))
+
+
+def _deal_tables(spec: dict[str, Any], ready: Any) -> dict[str, Any]:
     import contextlib
     import logging
 
@@ -72,6 +88,7 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - "mqtt: ..." lines of every table
 
     from bench_fast_recovery import CardTimes
+
     from shoe_controller.cards import new_shoe
     from shoe_controller.config import load_run_config
     from shoe_controller.device import ShoeConnection
@@ -120,14 +137,19 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
                 time.sleep(0.01)
             controller.begin_session()
             running.append((table_id, controller, times, publisher, journal))
+        # Every process's tables start together, none while others are still importing.
+        ready.wait(timeout=spec["timeout"])
         started = time.perf_counter()
         cpu_started = time.process_time()  # this process: every table, publisher and shoe
         threads = []
         deadline = time.monotonic() + spec["timeout"]
-        for table_id, controller, *_ in running:
-            thread = threading.Thread(target=controller.run, name=table_id, daemon=True,
-                                      args=(lambda: time.monotonic() > deadline,),
-                                      kwargs={"shoes": 1})
+        for (table_id, controller, *_), (_, seed) in zip(running, spec["tables"],
+                                                          strict=True):
+            # Each table opens at its own moment within one dealer's pace (the same in every
+            # phase: seeded), as the tables of a floor do; --in-step opens all at once.
+            offset = 0.0 if spec["in_step"] else random.Random(seed).uniform(0, spec["pace"])
+            thread = threading.Thread(target=open_table, name=table_id, daemon=True,
+                                      args=(controller, started + offset, deadline))
             thread.start()
             threads.append(thread)
         for (table_id, controller, times, publisher, journal), thread in zip(running, threads,
@@ -158,16 +180,43 @@ def deal_tables(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def open_table(controller: Any, at: float, deadline: float) -> None:
+    """Run ``controller`` for one shoe from ``at`` (``time.perf_counter``)."""
+    time.sleep(max(0.0, at - time.perf_counter()))
+    controller.run(lambda: time.monotonic() > deadline, shoes=1)
+
+
 def deal_floor(args: argparse.Namespace, directory: Path, mqtt: str | None) -> dict[str, Any]:
     directory.mkdir(parents=True, exist_ok=True)
     # Each phase its own table ids: the pit's floor keeps the tables of earlier phases.
     tables = [(f"{directory.name}-t{n:03d}", n) for n in range(1, args.tables + 1)]
-    specs = [{"tables": tables[w::args.workers], "directory": str(directory), "mqtt": mqtt,
+    workers = min(args.workers or args.tables, args.tables)
+    specs = [{"tables": tables[w::workers], "directory": str(directory), "mqtt": mqtt,
               "pace": args.pace, "decks": args.decks, "profile": args.profile,
-              "durability": args.durability, "timeout": args.timeout}
-             for w in range(args.workers)]
-    with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-        results = pool.map(deal_tables, specs)
+              "durability": args.durability, "timeout": args.timeout,
+              "in_step": args.in_step}
+             for w in range(workers)]
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(workers + 1)
+    queue = context.Queue()
+    processes = [context.Process(target=deal_tables, args=(spec, ready, queue), daemon=True)
+                 for spec in specs]
+    for process in processes:
+        process.start()
+    try:
+        ready.wait(timeout=args.timeout)
+    except threading.BrokenBarrierError:
+        pass  # a worker failed: its error is on the queue
+    results = []
+    for _ in processes:
+        status, result = queue.get(timeout=2 * args.timeout)
+        if status != "ok":
+            for process in processes:
+                process.kill()
+            raise SystemExit(f"a dealing process failed: {result}")
+        results.append(result)
+    for process in processes:
+        process.join(30)
     merged: dict[str, Any] = {"latencies": [], "seconds": [], "tables": {}, "cpu": 0.0}
     for result in results:
         merged["cpu"] += result["cpu"]
@@ -309,13 +358,18 @@ def shows(tile: dict[str, Any], final: dict[str, Any]) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=10,
-                        help="processes dealing the tables (default 10; shoe run: one each)")
+    parser.add_argument("--workers", type=int, default=4,
+                        help="processes dealing the tables (default 4; 0: one per table, as "
+                        "shoe run on a floor, too many processes for a 2-core machine)")
     parser.add_argument("--pace", type=float, default=0.5,
                         help="each dealer's seconds between cards (default 0.5)")
     parser.add_argument("--decks", type=int, default=1, help="decks per shoe (default 1)")
     parser.add_argument("--profile", default="punto-banco-1d")
     parser.add_argument("--durability", choices=("full", "normal"), default="full")
+    parser.add_argument("--in-step", action="store_true",
+                        help="every table opens at the same moment, so their cards (and "
+                        "their publishers' work) come together: the worst case (default: "
+                        "each opens at a seeded moment within one pace, as on a floor)")
     parser.add_argument("--repeats", type=int, default=2,
                         help="each phase (without, with MQTT) this many times, alternating, "
                         "so that other load on the machine falls on both (default 2)")
@@ -323,8 +377,10 @@ def main() -> None:
     args = parser.parse_args()
     from simulators.mosquitto import Mosquitto
 
-    print(f"{args.tables} tables in {args.workers} processes, {args.decks}-deck shoes, a card "
-          f"every {args.pace} s per table, journal durability {args.durability}; phases "
+    print(f"{args.tables} tables in {min(args.workers or args.tables, args.tables)} "
+          f"processes, {args.decks}-deck shoes, a card every {args.pace} s per table "
+          f"({'all in step' if args.in_step else 'each table from its own moment'}), "
+          f"journal durability {args.durability}; phases "
           f"without/with MQTT alternating x{args.repeats}; the broker and the pit on the same "
           "machine (on a floor they have machines of their own)", flush=True)
     plain: list[list[float]] = []
