@@ -418,6 +418,9 @@ class _TableCollector(Collector):
                 ("shoe_mqtt_states_published", "State updates the broker took", "states_published"),
                 ("shoe_mqtt_states_dropped", "State updates superseded while the broker was "
                  "away (never published)", "states_dropped"),
+                ("shoe_mqtt_states_coalesced", "Changes folded into the next state (less "
+                 "than the least time between two states after the last)",
+                 "states_coalesced"),
                 ("shoe_mqtt_events_published", "Events handed to the broker (QoS 1)",
                  "events_published"),
                 ("shoe_mqtt_events_dropped", "Events dropped: the backlog kept while the "
