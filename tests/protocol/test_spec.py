@@ -88,6 +88,7 @@ def test_timing_table_matches_the_defaults() -> None:
     assert f"| retransmit_timeout_min | {config.retransmit_timeout_min:g} s |" in SPEC
     assert f"| nak_holdoff | {config.nak_holdoff:g} s |" in SPEC
     assert f"| ack_delay | {config.ack_delay:g} s |" in SPEC
+    assert f"| frame_copies | {'on' if config.frame_copies else 'off'} |" in SPEC
 
 
 def test_every_message_type_and_error_code_is_documented() -> None:
