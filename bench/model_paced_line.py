@@ -54,8 +54,9 @@ REVISIONS = {"1.3": LinkConfig(), "1.2": LinkConfig(frame_copies=False)}
 class FrameClassFaults:
     """An injector that acts only on the frames of one class (``--causes``): the rest pass.
 
-    Classes: ``data`` (a reliable frame's first copy), ``resend`` (a later copy), ``ack``,
-    ``nak``, ``other`` (heartbeats, handshake, error reports, the bursts' leading 0x00)."""
+    Classes: ``data`` (a reliable frame's first transmission), ``copy`` (its proactive copy,
+    SPEC 8.9), ``resend`` (a later transmission), ``ack``, ``nak``, ``other`` (heartbeats,
+    handshake, error reports, the bursts' leading 0x00)."""
 
     def __init__(self, injector: FaultInjector, frame_class: str) -> None:
         self.injector = injector
@@ -68,6 +69,8 @@ class FrameClassFaults:
         if not decoded:
             return "other"
         f = decoded[0]
+        if f.is_copy:
+            return "copy"
         if f.reliable:
             key = (f.message.TYPE, f.seq)
             if key in self._seen:
@@ -256,7 +259,7 @@ def causes(seeds: range, config: LinkConfig) -> None:
           f"{'ms/hit':>7}")
     total = 0.0
     for direction in ("host", "shoe"):
-        for frame_class in ("data", "resend", "ack", "nak", "other"):
+        for frame_class in ("data", "copy", "resend", "ack", "nak", "other"):
             for fault in ("corrupt", "drop-frame", "dup-frame"):
                 extra, hits = [], []
                 for seed in seeds:
