@@ -24,7 +24,10 @@ rank), so a rank is learnt from four times the frames and a suit from thirteen t
 
 A deck enrolled with a region of interest (``roi``, :mod:`vision.roi`: a fixed camera) has
 layout ``roi``: its frames are not searched for a card, the region is read as the index, as it
-lies, and its rows are each enrolment region plus jittered copies.
+lies, and its rows are each enrolment region plus jittered copies. Its distance is relative:
+how far a frame is from the enrolment photos in index shape and in the camera's view
+(:func:`vision.roi.scene_features`), each as a share of its own limit, the larger of the two;
+``max_distance`` is 1.
 
 Models are saved one file per deck (``NAME.npz``) in :func:`models_dir`.
 """
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from statistics import NormalDist
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,23 +67,29 @@ from vision.roi import (
     check_roi,
     jittered,
     roi_features,
+    scene_features,
     with_bias,
 )
 
-FORMAT_VERSION = 5
-"""5: the region of interest (``roi``, null unless the deck is read in a fixed region).
-Format 4 models (no region) still load."""
-READABLE_FORMATS = (4, 5)
+FORMAT_VERSION = 6
+"""6: a region deck's camera view (``scene_vectors``) and its two limits (``deck_limits``);
+5: the region of interest (``roi``, null unless the deck is read in a fixed region).
+Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
+again (it has no camera view to check a frame against)."""
+READABLE_FORMATS = (4, 5, 6)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
 (2C or 2S) has a smaller relative margin than without: its floor is higher (a 2C read as 2S
 at 0.15 was seen on a small, blurred bellot card whose held-out reads were all right)."""
 DISTANCE_SLACK = 1.5
-ROI_DISTANCE_SLACK = 1.2
-"""A fixed camera's deck limit is tighter: its region is always the same view, and what
-differs is another camera, deck or object (pp2021's held-out reads come within 0.46 of the
-deck, ece395's and cardai's photos no nearer than 0.69, under a limit of 1.5 x 0.5)."""
+DECK_QUANTILE = 0.999
+"""A region deck's two limits (index shape, camera view) each let through this share of the
+deck's own photos, estimated from the held-out distances of the enrolment photos with a
+log-normal fit (:func:`deck_limit`): the same 1 in 1000 as the precision target."""
+DISTANCE_FLOOR = 0.01
+"""Held-out distances are taken as at least this before their logarithm: a burst of
+near-identical photos would otherwise stretch the fit downwards without end."""
 LOCATED = "located"
 """The split name of rank and suit boxes located on the deck itself (vision.glyphs)."""
 THRESHOLD_SLACK = 0.05
@@ -136,19 +146,27 @@ class DeckModel:
     both_ways: bool = False  # rows hold each frame both ways up (a point-symmetric deck)
     roi: Roi | None = None  # a fixed camera's region: frames are read there, no card found
     weights: np.ndarray | None = None  # (D + 1, 52) linear classifier of a ``roi`` deck
+    scene_vectors: np.ndarray | None = None  # (N, S) a ``roi`` deck's camera view per row
+    deck_limits: tuple[float, float] | None = None  # ``roi``: index shape, camera view
 
     def read(self, frame: np.ndarray) -> Match:
         """The card in a fixed camera's frame (``roi`` models only)."""
         assert self.roi is not None
         from vision.roi import crop
 
-        return self._read_region(roi_features(crop(frame, self.roi)))
+        return self._read_region(crop(frame, self.roi))
 
-    def _read_region(self, vector: np.ndarray) -> Match:
-        """A region's card by the linear classifier; its distance (is it the deck?) that of
-        the nearest enrolled row."""
+    def _read_region(self, region: np.ndarray) -> Match:
+        """A region's card by the linear classifier; its distance (is it the deck?) relative:
+        the nearest enrolment photo's in index shape and the nearest one's in camera view,
+        each over its limit, the larger of the two (1 is the edge of the deck)."""
         assert self.weights is not None
-        distance = float(np.sqrt(max(2.0 - 2.0 * float((self.vectors @ vector).max()), 0.0)))
+        assert self.scene_vectors is not None and self.deck_limits is not None
+        vector = roi_features(region)
+        shape = float(np.sqrt(max(2.0 - 2.0 * float((self.vectors @ vector).max()), 0.0)))
+        view = float(np.sqrt(((self.scene_vectors - scene_features(region)) ** 2)
+                             .sum(axis=1).min()))
+        distance = max(shape / self.deck_limits[0], view / self.deck_limits[1])
         scores = with_bias(vector[None, :]) @ self.weights
         enrolled = np.isin(np.arange(52), self.labels)
         predicted, confidence = _linear_read(scores, enrolled)
@@ -168,7 +186,7 @@ class DeckModel:
         the next card's. The distance (is this the deck at all?) stays that of the whole
         index."""
         if self.roi is not None:  # the region itself, as it lies
-            return self._read_region(roi_features(card_image))
+            return self._read_region(card_image)
         # A deck enrolled both ways up matches a card either way up as it lies.
         views = (card_image,) if self.both_ways else orientations(card_image)
         vectors = [features(view, self.layout) for view in views]
@@ -210,7 +228,8 @@ class DeckModel:
                 "split_name": self.split_name, "max_distance": self.max_distance,
                 "threshold": self.threshold, "enrolment": self.enrolment,
                 "both_ways": self.both_ways,
-                "roi": None if self.roi is None else list(self.roi)}
+                "roi": None if self.roi is None else list(self.roi),
+                "deck_limits": None if self.deck_limits is None else list(self.deck_limits)}
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -219,6 +238,7 @@ class DeckModel:
                 rank_vectors=empty if self.rank_vectors is None else self.rank_vectors,
                 suit_vectors=empty if self.suit_vectors is None else self.suit_vectors,
                 weights=empty if self.weights is None else self.weights,
+                scene_vectors=empty if self.scene_vectors is None else self.scene_vectors,
                 meta=np.array(json.dumps(meta)))
         scratch.replace(path)
         return path
@@ -240,6 +260,8 @@ class DeckModel:
                 suit_vectors = data["suit_vectors"].astype(np.float32)
                 weights = (data["weights"].astype(np.float32) if "weights" in data.files
                            else None)
+                scene_vectors = (data["scene_vectors"].astype(np.float32)
+                                 if "scene_vectors" in data.files else None)
         except (OSError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: not a deck model ({exc})") from None
         if (meta.get("format") not in READABLE_FORMATS
@@ -260,6 +282,16 @@ class DeckModel:
                     vectors.shape[1] + 1, 52))):
             raise VisionModelError(f"{path}: layout {meta['layout']!r}, region {roi} and "
                                    f"classifier disagree (enrol the deck again)")
+        deck_limits = None
+        if roi is not None:
+            try:
+                deck_limits = _deck_limits_from(meta.get("deck_limits"))
+            except (TypeError, ValueError) as exc:
+                raise VisionModelError(f"{path}: a region deck without its camera view "
+                                       f"({exc}; enrol the deck again)") from None
+            if scene_vectors is None or len(scene_vectors) != len(vectors):
+                raise VisionModelError(f"{path}: a region deck without its camera view "
+                                       f"(enrol the deck again)")
         if split is not None and not (len(rank_vectors) == len(suit_vectors) == len(labels)):
             raise VisionModelError(f"{path}: rank and suit vectors do not match the labels")
         return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
@@ -267,7 +299,18 @@ class DeckModel:
                    meta.get("split_name") if split else None,
                    rank_vectors if split else None, suit_vectors if split else None,
                    bool(meta.get("both_ways", False)), roi,
-                   weights if roi is not None else None)
+                   weights if roi is not None else None,
+                   scene_vectors if roi is not None else None, deck_limits)
+
+
+def _deck_limits_from(value: object) -> tuple[float, float]:
+    """Two positive finite numbers: the index-shape and camera-view limits."""
+    if value is None:
+        raise ValueError("no deck limits")
+    limits = tuple(float(number) for number in value)  # type: ignore[union-attr]
+    if len(limits) != 2 or not all(np.isfinite(limit) and limit > 0 for limit in limits):
+        raise ValueError(f"bad deck limits {value!r}")
+    return limits[0], limits[1]
 
 
 def _split_from(value: object) -> Split | None:
@@ -504,13 +547,19 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
     predicted, confidence = _linear_read(row_scores[firsts], enrolled)
     row_predicted, row_confidence = _linear_read(row_scores, enrolled)
     # Is it the deck at all: the distance to the nearest enrolment region (the regions
-    # themselves, not their copies: a seventeenth of the time per read).
+    # themselves, not their copies: a seventeenth of the time per read), in index shape and
+    # in camera view, each held out (a photo never its own neighbour).
     originals = vectors[firsts]
-    distances = np.sqrt(np.maximum(2.0 - 2.0 * (originals @ originals.T), 0.0))
-    distances[frames, frames] = np.inf  # never votes for itself
-    d_best = distances.min(axis=1)
-    max_distance, _, enrolment = _limits(labels, d_best, predicted, confidence,
-                                         ROI_MIN_THRESHOLD, ROI_DISTANCE_SLACK)
+    shapes = np.sqrt(np.maximum(2.0 - 2.0 * (originals @ originals.T), 0.0))
+    scenes = np.stack([scene_features(region) for region, _ in samples])
+    views = np.sqrt(((scenes[:, None, :] - scenes[None, :, :]) ** 2).sum(axis=2))
+    for distances in (shapes, views):
+        distances[frames, frames] = np.inf
+    shape, view = shapes.min(axis=1), views.min(axis=1)
+    deck_limits = deck_limit(shape), deck_limit(view)
+    d_best = np.maximum(shape / deck_limits[0], view / deck_limits[1])
+    max_distance = 1.0
+    _, _, enrolment = _limits(labels, d_best, predicted, confidence, ROI_MIN_THRESHOLD)
     threshold = calibrated_threshold(row_labels, row_predicted, row_confidence,
                                      np.isin(np.arange(len(rows)), firsts))
     accepted = (confidence >= threshold) & (d_best <= max_distance)
@@ -518,11 +567,23 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
     enrolment.update({
         "held_out_accepted_right": float((accepted & right).mean()),
         "held_out_accepted_wrong": float((accepted & ~right).sum()),
+        "held_out_beyond_deck": float((d_best > max_distance).sum()),
         "held_out_copies_accuracy": float((row_predicted == row_labels).mean()),
         "low_confidence_margin": (float(np.percentile(confidence[right], 2)) / threshold
                                   if right.any() else 0.0)})
     return DeckModel(name, ROI_LAYOUT, originals, labels, max_distance, threshold,
-                     enrolment, both_ways=True, roi=roi, weights=ridge.weights())
+                     enrolment, both_ways=True, roi=roi, weights=ridge.weights(),
+                     scene_vectors=scenes, deck_limits=deck_limits)
+
+
+def deck_limit(held_out: np.ndarray, quantile: float = DECK_QUANTILE) -> float:
+    """The distance under which ``quantile`` of the deck's photos fall, from the held-out
+    nearest distances of its enrolment photos: a log-normal fit (distances are positive
+    and skewed to the far side). The old rule, 1.2 x their 99th percentile, rested on the
+    two or three farthest of 260 and declined the deck's own photos where the card stopped
+    somewhere no enrolment photo showed (pp2021: 3 of 535 on draw 2024)."""
+    logs = np.log(np.maximum(held_out[np.isfinite(held_out)], DISTANCE_FLOOR))
+    return float(np.exp(logs.mean() + NormalDist().inv_cdf(quantile) * logs.std()))
 
 
 ROI_MIN_THRESHOLD = 0.05

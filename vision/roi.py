@@ -153,6 +153,30 @@ def roi_features(region: np.ndarray) -> np.ndarray:
     return unit(np.concatenate(parts).astype(np.float32))
 
 
+SCENE_GRID = (8, 8)
+SCENE_CHROMA_GRID = (4, 4)
+SCENE_CHROMA_SCALE = 16.0
+"""Lab a/b units per unit of the scene vector: a colour 16 units off grey (felt, a tinted
+wall) weighs as much as one standard deviation of the region's lightness layout."""
+
+
+def scene_features(region: np.ndarray) -> np.ndarray:
+    """What a fixed camera sees, coarsely: the region's lightness on an 8 x 8 grid, as
+    standard scores (exposure and contrast taken out), and its colour (Lab a, b) on a
+    4 x 4 grid, after white balance. The same camera's frames share it whatever card is in
+    view (the shoe, the rod, the table round the card); another camera's frames (green felt
+    under a webcam, a card whole in a slot) do not, even where their index shapes come as
+    near as the deck's own photos (:func:`roi_features` compares shapes only). Compared by
+    Euclidean distance, scaled by :data:`SCENE_GRID`'s size."""
+    small = cv2.resize(white_balanced(region), SCENE_GRID, interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+    lightness = lab[..., 0].ravel()
+    lightness = (lightness - lightness.mean()) / (float(lightness.std()) + 1e-3)
+    chroma = cv2.resize(lab[..., 1:], SCENE_CHROMA_GRID, interpolation=cv2.INTER_AREA)
+    chroma = (chroma.ravel() - 128.0) / SCENE_CHROMA_SCALE
+    return (np.concatenate([lightness, chroma]) / SCENE_GRID[0]).astype(np.float32)
+
+
 JITTERS = 16
 """Jittered copies of each enrolment region (besides the region itself)."""
 RIDGE = 0.1
