@@ -47,6 +47,15 @@ def test_a_wrong_read_of_an_enrolment_photo_is_never_accepted() -> None:
     assert threshold > 0.4  # 1 in 5001 would meet 99.9 %, but it is a real photo
 
 
+def test_a_wrong_enrolment_photo_keeps_a_margin_above_it() -> None:
+    # A photo read wrong at 0.2: the threshold is 1.3 x 0.2 + 0.05 = 0.31, not just above
+    # 0.2 (the worst of a few wrong photos is a low estimate of how sure one can be).
+    confidences = [0.2, 0.3, 0.35, 0.9]
+    threshold = calibrated_threshold(*reads(confidences, [True, False, False, False],
+                                            [True, True, True, True]))
+    assert abs(threshold - 0.31) < 1e-9
+
+
 def test_a_tie_is_accepted_or_declined_as_one() -> None:
     # The two reads at 0.5 go together: one of them wrong is 1 in 2 (or 1 in 3 with the
     # read at 0.6), so only the read at 0.6 is accepted.
