@@ -280,6 +280,8 @@ EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
 EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
 EDGE_INLIER = 1.5  # frame pixels: a profile's step this near its edge's line supports it
+BEYOND = 4.0  # frame pixels outside an edge where the table's colour is taken
+EDGE_STEADY = 0.8  # share of a profile past its step that must stay above the level
 ONE_TABLE = 0.12  # most a channel's share of the colour beyond two edges may differ by
 HUED = 90  # B + G + R: a colour darker than this has no reliable hue (8-bit, JPEG)
 EDGE_STEP_LEVELS = 32  # grey levels from table to paper: a clear step (a pale desk: ~45)
@@ -328,7 +330,6 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
         # (samples, steps), the table side first. All profiles at once: this runs for
         # every frame, four edges of EDGE_SAMPLES profiles each.
         brightness = profile.mean(axis=2).astype(np.float64)
-        beyond.append(profile[:, 0])
         table_side = brightness[:, :middle + 3]
         # Darkest on the table side (the table, its shadow or the card's border stroke),
         # brightest on the card side (the paper): the edge is where the paper begins.
@@ -351,17 +352,39 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
             # Too little of this edge shows (a dark picture printed to it, a hand over
             # it): keep its coarse line; the other edges are still measured.
             lines.append((start, unit))
+            beyond.append(_beyond(frame, bases, start, unit, normal))
             continue
         vx, vy, x0, y0 = cv2.fitLine(found.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
                                      0.01).ravel()
         off_line = (found - np.array([x0, y0])) @ np.array([-vy, vx])
-        on_line += int((np.abs(off_line) <= EDGE_INLIER).sum())
+        # Support is a step onto paper that stays paper: past the edge, the profile stays
+        # above the level (noise or a textured table crosses it back and forth).
+        past = steps[None, :] >= step[:, None]
+        stays = ((brightness[rows] >= level[rows, None]) & past).sum(axis=1) >= (
+            EDGE_STEADY * past.sum(axis=1))
+        on_line += int(((np.abs(off_line) <= EDGE_INLIER) & stays).sum())
         lines.append((np.array([x0, y0]), np.array([vx, vy])))
+        beyond.append(_beyond(frame, bases, lines[-1][0], lines[-1][1], normal))
     support = on_line / (4 * EDGE_SAMPLES)
     corners = _intersections(lines)
     if corners is None or np.linalg.norm(corners - quad, axis=1).max() > 2 * EDGE_REACH:
         return quad, support, np.array(beyond)
     return corners, support, np.array(beyond)
+
+
+def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: np.ndarray,
+            normal: np.ndarray) -> np.ndarray:
+    """The frame's colours ``BEYOND`` pixels outside an edge's line (through ``point``
+    along ``direction``), level with each profile's base: the table next to the card, not a
+    blur of table and paper where the coarse line lies inside the card."""
+    direction = direction / max(float(np.linalg.norm(direction)), 1e-9)
+    along = (bases - point) @ direction
+    points = (point[None, :] + along[:, None] * direction[None, :]
+              + BEYOND * normal[None, :]).astype(np.float32)
+    colours = cv2.remap(frame, points[None, :, 0], points[None, :, 1], cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE)
+    table: np.ndarray = colours[0].astype(np.float64)
+    return table
 
 
 def _one_table(beyond: np.ndarray) -> bool:
