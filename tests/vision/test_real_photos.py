@@ -5,8 +5,9 @@ when that folder is absent; the photos are never copied into the repository).
 The figures asserted are the ones measured on these samples (docs/vision.md gives the figures
 on the whole sets): the harness's arithmetic against a hand-computed case, the region mode
 reading pp2021's index corners at the issue's targets (19 of its 52 cards, both enrolment
-draws: the whole set takes about a minute a draw), ece395 declining rather than misreading,
-decks enrolled on one set declining another set's photos.
+draws: the whole set takes about a minute a draw), ece395 declining rather than misreading
+(the whole set, two draws), decks enrolled on one set declining another set's photos (a
+pp2021 deck: every photo of the other two sets).
 """
 
 from __future__ import annotations
@@ -143,13 +144,13 @@ def test_the_region_mode_reads_pp2021_index_corners(feeder_corner) -> None:
     """No card outline is in view (the feeder's camera sees the index corner only): the
     outline recogniser cannot enrol these photos; read in the region (the whole frame),
     the sample's held-out photos are read right or declined (measured: 34 of 36 right, 2
-    declined, none wrong)."""
+    declined, none wrong, before the camera-view check; now 36 of 36)."""
     _, held = feeder_corner
     result = held.result
     assert held.model is not None and held.model.roi == WHOLE_FRAME
     assert held.skipped == [] and held.not_enrolled == []
     assert result.frames == 36 and result.wrong == 0
-    assert result.right >= 34
+    assert result.right == 36  # the 99.5 % target: on 36 photos, every one
 
 
 FEEDER_SAMPLE = sorted(set(SAMPLE) | {f"{rank}D" for rank in "A23456789TJQK"})
@@ -161,14 +162,14 @@ apart, in another light: the hard part of the set) and the six of SAMPLE."""
 @pytest.mark.parametrize("seed", [2024, 7])
 def test_pp2021_reads_its_index_corners_at_the_targets(seed: int, tmp_path: Path) -> None:
     """Issue 16's targets on a sample of pp2021 (19 cards, 95 enrolment photos, 366 read;
-    the whole set is in docs/vision.md: 99.25 and 99.44 %, no wrong read): enrolled from 5
-    photos per card in the region ``whole``, every other photo read. Measured on this
-    sample: seed 2024 365 right, 1 declined; seed 7 366 right; CPU p95 about 2.5 ms."""
+    the whole set is in docs/vision.md: 100 % on draws 2024, 7 and 11, no wrong read):
+    enrolled from 5 photos per card in the region ``whole``, every other photo read.
+    Measured on this sample: 366 right on both draws; CPU p95 about 3.3 ms."""
     folder = sample_folder(tmp_path, FEEDER, FEEDER_SAMPLE)
     result = holdout_bench(folder, 5, seed, roi=WHOLE_FRAME).result
     assert result.frames == 366
     assert result.wrong == 0  # precision 100 %: at least the 99.9 % target
-    assert result.accuracy >= 0.99  # target 99.5 %: 362 of 366 right leaves a margin
+    assert result.accuracy >= 0.995  # the target: 365 of 366 right at least
     assert result.cpu_percentile_ms(95) <= 20
 
 
@@ -249,12 +250,15 @@ def test_a_deck_enrolled_on_one_set_declines_the_others(feeder_corner, tmp_path:
 
 
 @pytest.mark.slow
-def test_ov7670_declines_rather_than_misreads_a_session_it_never_saw() -> None:
+@pytest.mark.parametrize("seed", [2024, 11])
+def test_ov7670_declines_rather_than_misreads_a_session_it_never_saw(seed: int) -> None:
     """The stress set (issue 16): 2 photos per card enrolled, the third session's read.
     The classifier's top guess is right on about half of them (measured 48 %, seed 2024),
     so the threshold calibrated on the enrolment photos declines nearly all: precision
-    holds (no wrong read), accuracy is far below the 95 % aimed at."""
-    held = holdout_bench(real_set(OV7670), 2, seed=2024, roi=WHOLE_FRAME)
+    holds (no wrong read), accuracy is far below the 95 % aimed at (measured: 0 and 1 of
+    52 right). Draw 11 once read 3C as 2C, above the worst wrong held-out read: the
+    threshold now keeps a margin over it."""
+    held = holdout_bench(real_set(OV7670), 2, seed=seed, roi=WHOLE_FRAME)
     assert held.result.frames == 52 and held.result.wrong == 0
 
 
@@ -267,6 +271,22 @@ def test_ov7670_sessions_are_counted_apart(tmp_path: Path) -> None:
     assert result.frames == 6 and sum(s.frames for s in result.sessions.values()) == 6
     assert set(result.sessions) <= {"a", "b", "c"} and len(result.sessions) >= 2
     assert result.wrong == 0
+
+
+@pytest.mark.slow
+def test_a_pp2021_deck_declines_every_photo_of_the_other_sets(feeder_corner) -> None:
+    """Another camera and deck: every fourth photo of cardai (209 of 836, overhead webcam on
+    felt, both sessions; the whole set takes a minute) and all 156 of ece395 (a whole card
+    in a slot) are declined by a deck enrolled on pp2021 (measured on the whole sets: all
+    declined, the nearest at 1.65 x the deck's limit; a deck of all 52 cards, 5 photos
+    each, let 1 or 2 cardai photos within its limit on draws 2024 and 7, and declined them
+    as unsure: docs/vision.md)."""
+    _, held = feeder_corner
+    recogniser = Recogniser(held.model)
+    hearts = sorted(read_labels(real_set(HEARTS)), key=lambda item: item[0].name)[::4]
+    for photos, count in ((hearts, 209), (read_labels(real_set(OV7670)), 156)):
+        result = measure(recogniser, photos)
+        assert result.frames == count and result.declined == count
 
 
 def test_bench_needs_a_deck_or_an_enrolment_draw(tmp_path: Path, capsys) -> None:
