@@ -37,10 +37,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from statistics import NormalDist
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -305,9 +305,9 @@ class DeckModel:
 
 def _deck_limits_from(value: object) -> tuple[float, float]:
     """Two positive finite numbers: the index-shape and camera-view limits."""
-    if value is None:
-        raise ValueError("no deck limits")
-    limits = tuple(float(number) for number in value)  # type: ignore[union-attr]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError("no deck limits")
+    limits = tuple(float(number) for number in value)
     if len(limits) != 2 or not all(np.isfinite(limit) and limit > 0 for limit in limits):
         raise ValueError(f"bad deck limits {value!r}")
     return limits[0], limits[1]
