@@ -176,9 +176,9 @@ def test_pp2021_reads_its_index_corners_at_the_targets(seed: int, tmp_path: Path
 def test_the_outline_recogniser_declines_rather_than_misreads_the_feeder(tmp_path: Path
                                                                         ) -> None:
     """The baseline the region mode exists for: a pp2021 photo shows only the index corner,
-    so the card's outline is often not found (the paper runs off the frame), and what the
-    outline recogniser reads it reads right or declines. Measured with the paper mask
-    (issue 16): 6 of 30 enrolment photos without a card, 25 of 36 read, none wrong."""
+    the card running off the frame, so the outline recogniser finds no whole card and reads
+    nothing wrong. Measured (issue 16, a card partly out of frame is none): no card in any
+    of the 30 enrolment photos, all 36 others declined."""
     folder = sample_folder(tmp_path, FEEDER, SAMPLE)
     held = holdout_bench(folder, 5, seed=2024)
     assert held.skipped  # photos whose card runs off the frame
