@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
                   f"evenly, and measure with 'shoe vision bench' before use.")
         print(f"saved {path}")
         for name in skipped:
-            print(f"skipped {name}: no card found in the frame")
+            print(f"skipped {name}: no card found in the frame (retake it with the whole "
+                  f"card in view, not covered along a side)")
         return 0
     if args.vision_command == "bench" and args.enrol_per_card is not None:
         return _holdout(args, roi)
