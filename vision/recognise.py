@@ -61,7 +61,10 @@ class Recogniser:
             if second is not None and (match is None or second.distance < match.distance):
                 match = second
         if match is None:
-            return Recognition(None, 0.0, float("inf"), None, "no card found in the frame",
+            # Also a card partly out of the frame, or under a hand along a whole side:
+            # what shows may be part of a card, never read.
+            return Recognition(None, 0.0, float("inf"), None,
+                               "no card found in the frame (none, or not all of it in view)",
                                time.perf_counter() - start)
         return self._decide(match, start)
 
