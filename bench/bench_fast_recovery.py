@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import random
 import statistics
 import sys
@@ -155,6 +156,12 @@ def one_shoe(directory: Path, *, seed: int, baud: int, bad: bool, revision: str)
     return Run(times.latencies_ms(), seconds, len(counters), finished)
 
 
+def load_average() -> str:
+    """The machine's load, printed beside the figures it weighs on."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
@@ -177,7 +184,7 @@ def main() -> None:
     if args.skip_old:
         versions = tuple(r for r in versions if r != "1.0")
     print(f"paced line {args.baud} baud 8N1; bad line: {BAD_LINE} (both ways); "
-          f"{args.runs} shoe(s) per cell; pace 0", flush=True)
+          f"{args.runs} shoe(s) per cell; pace 0; {load_average()}", flush=True)
     runs: dict[tuple[str, bool], list[Run]] = {(f, b): [] for f in versions for b in (False, True)}
     with tempfile.TemporaryDirectory(prefix="bench-fast-recovery-") as tmp:
         # Seeds outside, cells inside: a clean shoe and a bad one run back to back, so that
@@ -221,6 +228,8 @@ def main() -> None:
               f"{target}")
     print("\nx clean: the median bad shoe over the median clean one; per seed: the range of "
           "each seed's bad shoe over its clean one (run back to back)")
+    print(f"{load_average()} at the end (a shared machine's other work slows the host, "
+          "clean and bad alike but not evenly: compare runs made at a low load)")
 
 
 if __name__ == "__main__":
