@@ -35,9 +35,9 @@ def _partly_out_of_frame() -> list[tuple[Path, Card]]:
 
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined() -> None:
-    """Measured on the whole set (seed 2024: 65 photos drawn, 33 with a whole card enrolled,
-    7H left out with fewer than 2; 771 read): 387 right (50.2 %), none wrong, the rest
-    declined; seed 7 50.6 %, none wrong. Asserted: no wrong read, at least 45 % right, CPU
+    """Measured on the whole set (seed 2024: 65 photos drawn, 35 with a whole card enrolled,
+    7H left out with fewer than 2; 771 read): 411 right (53.3 %), none wrong, the rest
+    declined; seed 7 54.0 %, none wrong. Asserted: no wrong read, at least 48 % right, CPU
     p95 within the 20 ms target; and of the 20 photos flagged partly out of frame, none
     read wrong.
 
@@ -52,7 +52,7 @@ def test_overhead_photos_are_read_right_or_declined() -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.45, result.to_dict()
+    assert result.accuracy >= 0.48, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     recogniser = Recogniser(held.model)
     for path, card in _partly_out_of_frame():
