@@ -5,11 +5,11 @@ estimated from the frame's border, each pixel's distance from it in Lab threshol
 Otsu), or what looks like paper, bright and colourless (:func:`paper_mask`), whatever the
 table. A blob's hull is enclosed by the four-sided polygon that adds the least area
 (``cv2.approxPolyN``); of the candidates, the one whose edges show most clearly on the frame
-is the card, and a card partly out of the frame is none. Its corners are then refined twice:
-lines fitted to the straight middle of each edge of the mask, intersected, give the card's
-sharp (virtual) corners, not points somewhere on its rounded arcs; and each edge is measured
-again on the full-resolution frame, to a fraction of a pixel, where the paper begins (see
-:func:`_edges_on_frame`). The index glyphs then sit at the same place on every rectified card.
+is the card, and a card partly out of the frame or cut off by a hand is none. Its corners
+are refined twice: lines fitted to the straight middle of each edge of the mask,
+intersected, give the card's sharp (virtual) corners, not points somewhere on its rounded
+arcs; and each edge is measured again on the full-resolution frame, to a fraction of a
+pixel, where the paper begins (see :func:`_edges_on_frame`). The index glyphs then sit at the same place on every rectified card.
 
 The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
 edges: which one depends on how the card lies, so enrolment stores both orientations.
@@ -65,8 +65,10 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
     colour and under uneven light, wrong on a white table). Each card-shaped blob of either
     is refined to the paper's edges on the frame, and the candidate whose four edges show
     most clearly as steps from table to paper is the card (:func:`_edges_on_frame`): the
-    lit felt of a vignette or a hand has no such edges. A card whose corners leave the
-    frame (more than its rounded corner) is partly out of view: no card, never a guess.
+    lit felt of a vignette or a hand has no such edges. What may be only part of a card is
+    no card, never a guess: corners beyond the frame by more than the card's blank corner
+    (:data:`OUT_OF_FRAME`), a side along the frame's edge, or a side bordering something
+    else than the table the other sides border (a hand lying along it, :func:`_one_table`).
 
     ``loose``: the table's mask alone, everything the table's texture does not explain, not
     just what stands out most (Otsu's threshold). A second try, for a frame whose card was
