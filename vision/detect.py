@@ -87,10 +87,12 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
         outlines += _paper_outlines(blurred)
     best: tuple[float, np.ndarray] | None = None
     height, width = small.shape[:2]
+    measured: list[np.ndarray] = []
     for found in outlines:
-        if found is None:
-            continue
+        if found is None or any(_same_quad(found[0], quad) for quad in measured):
+            continue  # the same card found by both masks is measured once
         quad, outline = found
+        measured.append(quad)
         # Twice: the first fit starts from corners on the rounded arcs, so its edges may be
         # a little askew; the second starts from sharp corners and keeps only edge points.
         refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
@@ -194,14 +196,22 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
                 # A hand over a corner cuts the hull there, and the four-corner fit follows
                 # the cut; the smallest rectangle round the blob keeps the card's sides.
                 box = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
-                if hull_area >= BITTEN * _area(box):
+                if hull_area >= BITTEN * _area(box) and not (quads and _same_quad(quads[0], box)):
                     quads.append(box)
                 outline = contour.reshape(-1, 2).astype(np.float32)
                 found += [(quad, outline) for quad in quads
                           if _card_shaped(quad) and blob >= PAPER_FILLED * _area(quad)]
+            if found:  # a larger disc would find the same card again, less exactly
+                break
         if found:  # Otsu's level found a card: the strict level would find less of it
             break
     return found
+
+
+def _same_quad(first: np.ndarray, second: np.ndarray) -> bool:
+    """The same four corners, in any order, within a work pixel or two: measure once."""
+    gaps = np.linalg.norm(first[:, None, :] - second[None, :, :], axis=2).min(axis=1)
+    return bool(gaps.max() <= 2.0)
 
 
 def _leaves_frame(quad: np.ndarray, width: int, height: int) -> bool:
