@@ -290,7 +290,7 @@ def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np
 
 
 EDGE_SAMPLES = 24  # profiles across each edge
-EDGE_REACH = 5.0  # frame pixels either side of the coarse edge the profile looks at
+EDGE_REACH = 8.0  # frame pixels either side of the coarse edge the profile looks at
 EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
 EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
