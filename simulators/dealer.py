@@ -41,8 +41,10 @@ How the dealer behaves (the heuristic, documented because table tests depend on 
   ================  =========================================================================
   ``extra-card``    the exit is locked (end of a round): the dealer tries to pull one card too
                     many; the card stop refuses it and the shoe reports PULL_REFUSED.
-  ``early-pull``    the dealer has confirmed a result since card ``N`` and the exit is still
-                    locked (betting is open): the dealer pulls before betting closes; refused.
+  ``early-pull``    the dealer has confirmed a result since card ``N``, the host has taken
+                    it (its CONFIRM light is out: it lights the shoe after opening betting,
+                    in the same step) and the exit is still locked (betting is open): the
+                    dealer pulls before betting closes; refused.
   ``forced-pull``   the exit is locked: the dealer forces a card past the stop; the card comes
                     out and is reported as drawn while locked.
   ``lid-open``      at once (mid-round): the dealer opens the lid and closes it again
@@ -239,7 +241,10 @@ class VirtualDealer:
                 return DealerAction.FORCED_PULL if view.exit_locked and not view.is_empty else None
             case Mistake.EARLY_PULL:
                 confirmed = self._confirmed_since.setdefault(planned, False)
-                return DealerAction.PULL if confirmed and view.exit_locked else None
+                # Not before the host has taken the press: a pull racing the press itself
+                # would be an extra card between rounds, another mistake.
+                taken = confirmed and not view.confirm_requested
+                return DealerAction.PULL if taken and view.exit_locked else None
             case Mistake.LID_OPEN:
                 self._lid_close_at = now + self.lid_open_seconds
                 return DealerAction.OPEN_LID

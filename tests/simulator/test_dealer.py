@@ -101,7 +101,9 @@ def test_early_pull_happens_after_a_confirmation_while_betting_is_open() -> None
     assert dealer.step(1.0, view(locked=True, counter=2, confirm=True)) == [
         DealerAction.PRESS_BUTTON
     ]
-    assert dealer.step(2.0, view(locked=True, counter=2)) == [DealerAction.PULL]
+    # Not while the CONFIRM light is still on (the host has not taken the press yet).
+    assert dealer.step(2.0, view(locked=True, counter=2, confirm=True)) == []
+    assert dealer.step(3.0, view(locked=True, counter=2)) == [DealerAction.PULL]
 
 
 def test_lid_opened_mid_round_and_closed_again() -> None:
