@@ -9,7 +9,8 @@ is the card, and a card partly out of the frame or cut off by a hand is none. It
 are refined twice: lines fitted to the straight middle of each edge of the mask,
 intersected, give the card's sharp (virtual) corners, not points somewhere on its rounded
 arcs; and each edge is measured again on the full-resolution frame, to a fraction of a
-pixel, where the paper begins (see :func:`_edges_on_frame`). The index glyphs then sit at the same place on every rectified card.
+pixel, where the paper begins (see :func:`_edges_on_frame`). The index glyphs then sit at
+the same place on every rectified card.
 
 The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
 edges: which one depends on how the card lies, so enrolment stores both orientations.
@@ -155,7 +156,7 @@ def _table_outline(blurred: np.ndarray, loose: bool
 
 def paper_mask(blurred: np.ndarray) -> np.ndarray:
     """How much a pixel looks like the card's paper: bright in its *darkest* channel and
-    colourless, ``min - (max - min)`` of B, G, R (uint8). Felt of any colour is dark in at
+    colourless, ``min - 2 x (max - min)`` of B, G, R (uint8). Felt of any colour is dark in at
     least one channel, skin and wood in blue, and a vignette or a lamp off to one side
     scales the paper and the table alike, so the paper stays above the table it lies on."""
     channels = blurred.astype(np.int16)
