@@ -363,6 +363,13 @@ class _TableCollector(Collector):
         naks.add_metric([t, "sent"], getattr(stats, "naks_sent", 0))
         naks.add_metric([t, "received"], getattr(stats, "naks_received", 0))
         yield naks
+        copies = self._family(CounterMetricFamily, "shoe_link_frame_copies",
+                              "Proactive copies of a lone frame (link revision 1.3): sent by "
+                              "the host, or received from the shoe and used because the "
+                              "original was lost or damaged", ("direction",))
+        copies.add_metric([t, "sent"], getattr(stats, "copies_sent", 0))
+        copies.add_metric([t, "used"], getattr(stats, "copies_used", 0))
+        yield copies
         yield self._single(CounterMetricFamily, "shoe_link_duplicates",
                            "Reliable frames the shoe sent again that the host already "
                            "had (suppressed)",
@@ -416,17 +423,17 @@ class _TableCollector(Collector):
                            1.0 if enabled and stats.failed else 0.0)
         for name, doc, attr in (
                 ("shoe_mqtt_states_published", "State updates the broker took", "states_published"),
-                ("shoe_mqtt_states_dropped", "State updates superseded while the broker was "
-                 "away (never published)", "states_dropped"),
-                ("shoe_mqtt_states_coalesced", "Changes folded into the next state (less "
-                 "than the least time between two states after the last)",
+                ("shoe_mqtt_states_dropped", ("State updates superseded while the broker was "
+                 "away (never published)"), "states_dropped"),
+                ("shoe_mqtt_states_coalesced", ("Changes folded into the next state (less "
+                 "than the least time between two states after the last)"),
                  "states_coalesced"),
                 ("shoe_mqtt_events_published", "Events handed to the broker (QoS 1)",
                  "events_published"),
-                ("shoe_mqtt_events_dropped", "Events dropped: the backlog kept while the "
-                 "broker was away overflowed", "events_dropped"),
-                ("shoe_mqtt_refused", "Publishes the broker refused (MQTT 5 reason code, "
-                 "e.g. an ACL)", "refused")):
+                ("shoe_mqtt_events_dropped", ("Events dropped: the backlog kept while the "
+                 "broker was away overflowed"), "events_dropped"),
+                ("shoe_mqtt_refused", ("Publishes the broker refused (MQTT 5 reason code, "
+                 "e.g. an ACL)"), "refused")):
             yield self._single(CounterMetricFamily, name, doc,
                                float(getattr(stats, attr, 0)) if enabled else 0.0)
 

@@ -156,6 +156,11 @@ def test_the_values_follow_from_what_was_dealt(dealt: MetricsTable) -> None:
     assert value(samples, "shoe_link_up") == 1
     assert value(samples, "shoe_link_frames_received_total") > 20
     assert value(samples, "shoe_link_frames_sent_total") > 20
+    # Both ends speak link revision 1.3: lone frames go with a copy (SPEC 8.9).
+    stats = dealt.controller.connection.link.stats
+    assert value(samples, "shoe_link_frame_copies_total", direction="sent") \
+        == stats.copies_sent > 0
+    assert value(samples, "shoe_link_frame_copies_total", direction="used") == stats.copies_used
     opened = sum(1 for e in events if e["type"] == "round_opened")  # round 3's betting too
     assert value(samples, "shoe_table_round_number") == opened == 3
     assert value(samples, "shoe_table_system_enabled") == 0
