@@ -69,7 +69,8 @@ FRAME_ERRORS = ("bad_crc", "bad_cobs", "too_short", "oversize", "unsupported_ver
 
 class LiveTableFamilies:
     """The metric families every live table has, whatever its device (docs/metrics.md): the
-    same names and meanings at a card table and at a wheel table."""
+    same names and meanings at a card table and at a wheel table. Each table's metrics are
+    one of these, with their own families added."""
 
     def __init__(self, registry: CollectorRegistry, outcomes: str) -> None:
         labels = ("table_id",)
@@ -91,7 +92,7 @@ class LiveTableFamilies:
                                 buckets=APPEND_BUCKETS, registry=registry)
 
 
-class TableMetrics:
+class TableMetrics(LiveTableFamilies):
     """The metrics of one table (``table_id``) in their own :attr:`registry`.
 
     The controller's thread calls :meth:`observe_append`, :meth:`observe_decision`,
@@ -112,13 +113,7 @@ class TableMetrics:
                                 labels, registry=reg)
         self.cards_set_aside = Counter("shoe_cards_set_aside", "Cards that left the shoe "
                                        "and were set aside, not played", labels, registry=reg)
-        shared = LiveTableFamilies(reg, "player, banker, tie, void")
-        self.irregularities = shared.irregularities
-        self.cleared = shared.cleared
-        self.clearance = shared.clearance
-        self.rounds = shared.rounds
-        self.round_duration = shared.round_duration
-        self.append = shared.append
+        super().__init__(reg, "player, banker, tie, void")
         self.shoes = Counter("shoe_shoes_finished", "Shoes finished", labels, registry=reg)
         self.decision = Histogram("shoe_decision_seconds", "Time from a card (or misread) "
                                   "taken from the shoe link to the table's decision: "

@@ -37,19 +37,13 @@ LINE_KINDS = ("status", "result", "reply", "noise")
 IRREGULARITY_KINDS = (*(code.value for code in FaultCode), "wheel_bias")
 
 
-class WheelMetrics:
+class WheelMetrics(LiveTableFamilies):
     def __init__(self, table_id: str, *, process: bool = True) -> None:
         self.table_id = table_id
         self.registry = CollectorRegistry()
         labels = ("table_id",)
         reg = self.registry
-        shared = LiveTableFamilies(reg, "the winning number's colour, or void")
-        self.rounds = shared.rounds
-        self.round_duration = shared.round_duration
-        self.irregularities = shared.irregularities
-        self.cleared = shared.cleared
-        self.clearance = shared.clearance
-        self.append = shared.append
+        super().__init__(reg, "the winning number's colour, or void")
         self.lines = Counter("shoe_wheel_lines", "Lines received from the wheel, by kind "
                              "(status, result, reply, noise)", (*labels, "kind"), registry=reg)
         self.warnings = Counter("shoe_wheel_warnings", "Wheel warnings that latch nothing "

@@ -31,7 +31,6 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,15 +72,6 @@ CONFIG = f"""\
 [supervisors]
 {SUPERVISOR} = "{hash_pin(PIN, salt=b"wheel-e2e", iterations=MIN_PIN_ITERATIONS)}"
 """
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    keeper = Procs(tmp_path)
-    try:
-        yield keeper
-    finally:
-        keeper.close()
 
 
 def read_games(path: Path) -> list[dict[str, Any]]:

@@ -24,7 +24,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,15 +94,6 @@ def test_the_reading_of_the_log_finds_what_its_comment_says() -> None:
     assert [(r["void"], r["wheel_spin"]) for r in expected if r["void"]] == [
         ("misspin", 90), ("ball_not_detected", 91)]
     assert [r["wheel_spin"] for r in expected] == [88, 89, 89, 89, 90, 90, 91, 92, 93]
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    keeper = Procs(tmp_path)
-    try:
-        yield keeper
-    finally:
-        keeper.close()
 
 
 def test_a_wheel_log_replayed_into_shoe_run_gives_exactly_its_numbers(

@@ -21,7 +21,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +42,6 @@ TOKEN = "wheel-table-token"
 GAMES = 8
 SPEED = "60"  # a game in about 1.1 s
 SCHEMAS = p.load_schemas()
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    keeper = Procs(tmp_path)
-    try:
-        yield keeper
-    finally:
-        keeper.close()
 
 
 @pytest.mark.slow  # about 10 s each: three processes and eight games
