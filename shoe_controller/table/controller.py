@@ -539,8 +539,6 @@ class TableController:
             self._sent_lock = True  # the shoe re-engaged its stop after this card by itself
             self._sent_for_card = 0
         self.connection.commit()  # only now may the shoe learn that its message arrived
-        if ticket is not None:
-            ticket.settle(record.seq, self.table.refusal, self.table.notice)
         if self.reporter is not None:
             self.reporter.add(record.seq, record.wall_time, events)
         for tap in self.record_taps:
@@ -557,8 +555,14 @@ class TableController:
         if self.table.notice:
             log.info("%s", self.table.notice, extra={"input": item.KIND})
         update = Update(view, self.withheld.visible(events), item.KIND)
-        for listener in list(self.listeners):
-            listener(update)
+        try:
+            for listener in list(self.listeners):
+                listener(update)
+        finally:
+            if ticket is not None:
+                # Answered only once the displays have the update in their queues: a
+                # request the supervisor makes after the answer sees the action's effect.
+                ticket.settle(record.seq, self.table.refusal, self.table.notice)
         self.metrics.on_record(item.KIND, record.wall_time, events, self.table.latched)
         if isinstance(item, (CardDrawn, CardMisread)):
             self.metrics.observe_decision(time.perf_counter() - started)

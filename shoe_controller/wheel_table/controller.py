@@ -319,8 +319,6 @@ class WheelController:
             self._betting_closes_at = record.wall_time + self.betting_seconds
         refused = [e["reason"] for e in outcome.events if e["type"] == "refused"]
         self.refusal = refused[0] if refused else ""
-        if ticket is not None:
-            ticket.settle(record.seq, self.refusal, "")
         for command in outcome.commands:
             self.connection.send(command)
         if self.reporter is not None:
@@ -331,8 +329,14 @@ class WheelController:
             _log_event(event)
         view = self.view()
         self._view = view
-        for listener in list(self.listeners):
-            listener(view, outcome.events)
+        try:
+            for listener in list(self.listeners):
+                listener(view, outcome.events)
+        finally:
+            if ticket is not None:
+                # Answered only once the displays have the update in their queues: a
+                # request the supervisor makes after the answer sees the action's effect.
+                ticket.settle(record.seq, self.refusal, "")
 
     def view(self) -> dict[str, Any]:
         """The table's view with the controller's own timers (the betting countdown)."""
