@@ -99,7 +99,7 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
         refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
         if _leaves_frame(refined, width, height):
             continue
-        corners, support, beyond = _edges_on_frame(frame, _clockwise(refined / scale))
+        corners, support, beyond = _edges_on_frame(frame, clockwise(refined / scale))
         if (_card_shaped(corners) and _one_table(beyond)
                 and (best is None or support > best[0])):
             best = (support, corners)
@@ -281,7 +281,7 @@ def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np
             return quad
         vx, vy, x0, y0 = cv2.fitLine(outline[near], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
         lines.append((np.array([x0, y0]), np.array([vx, vy])))
-    refined = _intersections(lines)
+    refined = intersections(lines)
     if refined is None:
         return quad
     shortest = min(length for _, length, _, _ in sides)
@@ -326,9 +326,7 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
     ``(4, EDGE_SAMPLES, 3)`` (see :func:`_one_table`).
     """
     centre = quad.mean(axis=0)
-    offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
     positions = np.linspace(0.15, 0.85, EDGE_SAMPLES, dtype=np.float32)
-    middle, steps = len(offsets) // 2, np.arange(len(offsets))
     sides = _sides(quad, shortest=16)
     if sides is None:
         return quad, 0.0, np.zeros((4, EDGE_SAMPLES, 3))
@@ -339,53 +337,76 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
         if float((start + unit * length / 2 - centre) @ normal) < 0:
             normal = -normal  # pointing out of the card, onto the table
         bases = start[None, :] + positions[:, None] * (unit * length)[None, :]
-        points = bases[:, None, :] + offsets[None, :, None] * normal[None, None, :]
-        profile = cv2.remap(frame, points[..., 0].astype(np.float32),
-                            points[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                            borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-        # (samples, steps), the table side first. All profiles at once: this runs for
-        # every frame, four edges of EDGE_SAMPLES profiles each.
-        brightness = profile.mean(axis=2).astype(np.float64)
-        table_side = brightness[:, :middle + 3]
-        # Darkest on the table side (the table, its shadow or the card's border stroke),
-        # brightest on the card side (the paper): the edge is where the paper begins.
-        low, darkest = table_side.min(axis=1), table_side.argmin(axis=1)
-        high = brightness[:, middle - 3:].max(axis=1)
-        level = low + EDGE_LEVEL * (high - low)
-        above = (brightness >= level[:, None]) & (steps[None, :] >= darkest[:, None])
-        # A clear step from table to paper (not a hand, not a dark picture at the edge),
-        # crossing the level after the darkest pixel (so never at the first sample).
-        clear = (high - low >= EDGE_STEP_LEVELS) & above.any(axis=1)
-        rows = np.nonzero(clear)[0]
-        step = above[rows].argmax(axis=1)
-        # Linear interpolation between the last sample below and the first above.
-        before, after = brightness[rows, step - 1], brightness[rows, step]
-        rise = np.where(after > before, after - before, 1.0)
-        fraction = np.where(after > before, (level[rows] - before) / rise, 0.0)
-        where = offsets[step - 1] - fraction * EDGE_STEP
-        found = bases[rows] + where[:, None] * normal[None, :]
+        found, stays = edge_steps(frame, bases, normal)
         if len(found) < EDGE_MIN_CLEAR:
             # Too little of this edge shows (a dark picture printed to it, a hand over
             # it): keep its coarse line; the other edges are still measured.
             lines.append((start, unit))
             beyond.append(_beyond(frame, bases, start, unit, normal))
             continue
-        vx, vy, x0, y0 = cv2.fitLine(found.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
-                                     0.01).ravel()
-        off_line = (found - np.array([x0, y0])) @ np.array([-vy, vx])
-        # Support is a step onto paper that stays paper: past the edge, the profile stays
-        # above the level (noise or a textured table crosses it back and forth).
-        past = steps[None, :] >= step[:, None]
-        stays = ((brightness[rows] >= level[rows, None]) & past).sum(axis=1) >= (
-            EDGE_STEADY * past.sum(axis=1))
-        on_line += int(((np.abs(off_line) <= EDGE_INLIER) & stays).sum())
-        lines.append((np.array([x0, y0]), np.array([vx, vy])))
-        beyond.append(_beyond(frame, bases, lines[-1][0], lines[-1][1], normal))
+        point, direction, inliers = fit_edge(found, stays)
+        on_line += inliers
+        lines.append((point, direction))
+        beyond.append(_beyond(frame, bases, point, direction, normal))
     support = on_line / (4 * EDGE_SAMPLES)
-    corners = _intersections(lines)
+    corners = intersections(lines)
     if corners is None or np.linalg.norm(corners - quad, axis=1).max() > 2 * EDGE_REACH:
         return quad, support, np.array(beyond)
     return corners, support, np.array(beyond)
+
+
+def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Where the paper begins on profiles across one edge: a profile through each of
+    ``bases`` (frame pixels, on the coarse edge) along ``normal`` (out of the card).
+
+    Returns the points (frame pixels) of the profiles with a clear step from table to
+    paper, and for each whether the profile stays paper past its step (see
+    :func:`_edges_on_frame`)."""
+    offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
+    middle, steps = len(offsets) // 2, np.arange(len(offsets))
+    points = bases[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+    profile = cv2.remap(frame, points[..., 0].astype(np.float32),
+                        points[..., 1].astype(np.float32), cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+    # (samples, steps), the table side first. All profiles at once: this runs for
+    # every frame, four edges of EDGE_SAMPLES profiles each.
+    brightness = profile.mean(axis=2).astype(np.float64)
+    table_side = brightness[:, :middle + 3]
+    # Darkest on the table side (the table, its shadow or the card's border stroke),
+    # brightest on the card side (the paper): the edge is where the paper begins.
+    low, darkest = table_side.min(axis=1), table_side.argmin(axis=1)
+    high = brightness[:, middle - 3:].max(axis=1)
+    level = low + EDGE_LEVEL * (high - low)
+    above = (brightness >= level[:, None]) & (steps[None, :] >= darkest[:, None])
+    # A clear step from table to paper (not a hand, not a dark picture at the edge),
+    # crossing the level after the darkest pixel (so never at the first sample).
+    clear = (high - low >= EDGE_STEP_LEVELS) & above.any(axis=1)
+    rows = np.nonzero(clear)[0]
+    step = above[rows].argmax(axis=1)
+    # Linear interpolation between the last sample below and the first above.
+    before, after = brightness[rows, step - 1], brightness[rows, step]
+    rise = np.where(after > before, after - before, 1.0)
+    fraction = np.where(after > before, (level[rows] - before) / rise, 0.0)
+    where = offsets[step - 1] - fraction * EDGE_STEP
+    found = bases[rows] + where[:, None] * normal[None, :]
+    # Support is a step onto paper that stays paper: past the edge, the profile stays
+    # above the level (noise or a textured table crosses it back and forth).
+    past = steps[None, :] >= step[:, None]
+    stays = ((brightness[rows] >= level[rows, None]) & past).sum(axis=1) >= (
+        EDGE_STEADY * past.sum(axis=1))
+    return found, stays
+
+
+def fit_edge(found: np.ndarray, stays: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """A robust line (a point on it, its unit direction) through an edge's steps
+    (:func:`edge_steps`), and how many steps that stay paper lie on it (within
+    ``EDGE_INLIER``): the edge's support."""
+    vx, vy, x0, y0 = cv2.fitLine(found.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
+                                 0.01).ravel()
+    off_line = (found - np.array([x0, y0])) @ np.array([-vy, vx])
+    inliers = int(((np.abs(off_line) <= EDGE_INLIER) & stays).sum())
+    return np.array([x0, y0]), np.array([vx, vy]), inliers
 
 
 def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: np.ndarray,
@@ -433,7 +454,7 @@ def _sides(quad: np.ndarray, shortest: float
     return sides
 
 
-def _intersections(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+def intersections(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
     """Corner ``i`` where the line of edge ``i - 1`` meets that of edge ``i``."""
     corners = []
     for index in range(4):
@@ -457,7 +478,7 @@ def _four_corners(hull: np.ndarray) -> np.ndarray | None:
     return quad.reshape(4, 2).astype(np.float32)
 
 
-def _clockwise(quad: np.ndarray) -> np.ndarray:
+def clockwise(quad: np.ndarray) -> np.ndarray:
     """Corners clockwise (image coordinates), starting so that the first edge is short."""
     centre = quad.mean(axis=0)
     angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
