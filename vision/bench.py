@@ -81,15 +81,25 @@ def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None 
     """Enrol a deck from labelled frames; returns the model and the frames skipped because
     no card was found in them (named, so the operator can retake them). With ``roi`` (a
     fixed camera) the frames are not searched for a card: the region is the index corner."""
-    samples, skipped = enrolment_samples(items, roi)
-    return enroll(name, samples, roi=roi), skipped
+    samples, quads, skipped = enrolment_detections(items, roi)
+    return enroll(name, samples, roi=roi, quads=quads), skipped
 
 
 def enrolment_samples(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
                       ) -> tuple[list[tuple[np.ndarray, Card]], list[str]]:
     """The images :func:`vision.model.enroll` learns from: each frame's rectified card (or
     its region, ``roi``), and the names of frames where no card was found."""
+    samples, _, skipped = enrolment_detections(items, roi)
+    return samples, skipped
+
+
+def enrolment_detections(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
+                         ) -> tuple[list[tuple[np.ndarray, Card]], list[np.ndarray] | None,
+                                    list[str]]:
+    """:func:`enrolment_samples` and each sample's card in its frame (its quad, which
+    teaches the deck the camera's card shape; None with ``roi``)."""
     samples: list[tuple[np.ndarray, Card]] = []
+    quads: list[np.ndarray] = []
     skipped: list[str] = []
     for path, card in items:
         frame = read_image(path)
@@ -101,7 +111,8 @@ def enrolment_samples(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
             skipped.append(path.name)
         else:
             samples.append((found.card, card))
-    return samples, skipped
+            quads.append(found.quad)
+    return samples, None if roi is not None else quads, skipped
 
 
 def enroll_folder(name: str, folder: Path, roi: Roi | None = None
@@ -249,11 +260,15 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
     items = read_labels(folder)
     enrol_items, test_items = draw_enrolment(items, per_card, seed)
     start = time.process_time()
-    samples, skipped = enrolment_samples(enrol_items, roi)
+    samples, quads, skipped = enrolment_detections(enrol_items, roi)
     counts = Counter(card for _, card in samples)
     left_out = sorted({card.code for _, card in enrol_items if counts[card] < 2})
-    kept = [(image, card) for image, card in samples if counts[card] >= 2]
-    model = enroll(name, kept, roi=roi) if len({card for _, card in kept}) >= 2 else None
+    keep = [counts[card] >= 2 for _, card in samples]
+    kept = [sample for sample, keeping in zip(samples, keep, strict=True) if keeping]
+    kept_quads = None if quads is None else [
+        quad for quad, keeping in zip(quads, keep, strict=True) if keeping]
+    model = (enroll(name, kept, roi=roi, quads=kept_quads)
+             if len({card for _, card in kept}) >= 2 else None)
     enrol_seconds = time.process_time() - start
     if model is None:
         result = BenchResult(frames=len(test_items), declined=len(test_items))

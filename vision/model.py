@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -70,6 +71,9 @@ from vision.roi import (
     scene_features,
     with_bias,
 )
+
+if TYPE_CHECKING:
+    from vision.index_corner import CornerReader
 
 FORMAT_VERSION = 6
 """6: a region deck's camera view (``scene_vectors``) and its two limits (``deck_limits``);
@@ -148,6 +152,7 @@ class DeckModel:
     weights: np.ndarray | None = None  # (D + 1, 52) linear classifier of a ``roi`` deck
     scene_vectors: np.ndarray | None = None  # (N, S) a ``roi`` deck's camera view per row
     deck_limits: tuple[float, float] | None = None  # ``roi``: index shape, camera view
+    corners: CornerReader | None = None  # a card partly out of the frame, read by an index
 
     def read(self, frame: np.ndarray) -> Match:
         """The card in a fixed camera's frame (``roi`` models only)."""
@@ -229,7 +234,14 @@ class DeckModel:
                 "threshold": self.threshold, "enrolment": self.enrolment,
                 "both_ways": self.both_ways,
                 "roi": None if self.roi is None else list(self.roi),
-                "deck_limits": None if self.deck_limits is None else list(self.deck_limits)}
+                "deck_limits": None if self.deck_limits is None else list(self.deck_limits),
+                "corners": None if self.corners is None else {
+                    "split": (None if self.corners.split is None
+                              else [list(box) for box in self.corners.split]),
+                    "box": list(self.corners.box),
+                    "shape": [self.corners.shape.stretch, self.corners.shape.aspect],
+                    "max_distance": self.corners.max_distance,
+                    "threshold": self.corners.threshold}}
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -239,6 +251,9 @@ class DeckModel:
                 suit_vectors=empty if self.suit_vectors is None else self.suit_vectors,
                 weights=empty if self.weights is None else self.weights,
                 scene_vectors=empty if self.scene_vectors is None else self.scene_vectors,
+                corner_vectors=empty if self.corners is None else self.corners.vectors,
+                corner_labels=(np.zeros(0, np.int64) if self.corners is None
+                               else self.corners.labels),
                 meta=np.array(json.dumps(meta)))
         scratch.replace(path)
         return path
@@ -262,6 +277,9 @@ class DeckModel:
                            else None)
                 scene_vectors = (data["scene_vectors"].astype(np.float32)
                                  if "scene_vectors" in data.files else None)
+                corner_rows = ((data["corner_vectors"].astype(np.float32),
+                                data["corner_labels"].astype(np.int64))
+                               if "corner_vectors" in data.files else None)
         except (OSError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: not a deck model ({exc})") from None
         if (meta.get("format") not in READABLE_FORMATS
@@ -294,13 +312,43 @@ class DeckModel:
                                        f"(enrol the deck again)")
         if split is not None and not (len(rank_vectors) == len(suit_vectors) == len(labels)):
             raise VisionModelError(f"{path}: rank and suit vectors do not match the labels")
+        try:
+            corners = _corners_from(meta.get("corners"), corner_rows)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
+                                   f"again)") from None
         return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
                    float(meta["threshold"]), dict(meta.get("enrolment", {})), split,
                    meta.get("split_name") if split else None,
                    rank_vectors if split else None, suit_vectors if split else None,
                    bool(meta.get("both_ways", False)), roi,
                    weights if roi is not None else None,
-                   scene_vectors if roi is not None else None, deck_limits)
+                   scene_vectors if roi is not None else None, deck_limits, corners)
+
+
+def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None
+                  ) -> CornerReader | None:
+    """A saved corner reader (:mod:`vision.index_corner`), or None (a deck enrolled
+    before issue 16's partly visible cards, or whose whole cards told no card shape)."""
+    from vision.index_corner import CornerReader
+    from vision.partial import CardShape
+
+    if value is None:
+        return None
+    if not isinstance(value, dict) or rows is None:
+        raise TypeError("no corner rows")
+    vectors, labels = rows
+    if vectors.ndim != 2 or len(vectors) != len(labels) or len(labels) == 0:
+        raise ValueError("corner rows do not match their labels")
+    stretch, aspect = (float(number) for number in value["shape"])
+    box = tuple(float(number) for number in value["box"])
+    if len(box) != 4 or not (0 <= box[0] < box[2] <= 1 and 0 <= box[1] < box[3] <= 1):
+        raise ValueError(f"index box {box} is not inside the card")
+    limits = float(value["max_distance"]), float(value["threshold"])
+    if not all(np.isfinite(number) and number > 0 for number in (stretch, aspect, *limits)):
+        raise ValueError("card shape and limits must be positive numbers")
+    return CornerReader(vectors, labels, _split_from(value["split"]), box,
+                        CardShape(stretch, aspect), *limits)
 
 
 def _deck_limits_from(value: object) -> tuple[float, float]:
@@ -333,10 +381,12 @@ def check_deck_name(name: str) -> str:
     return name
 
 
-def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | None = None
-           ) -> DeckModel:
+def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | None = None,
+           quads: Sequence[np.ndarray] | None = None) -> DeckModel:
     """Learn a deck from rectified card images with their cards (2+ frames per card); with
-    ``roi``, from the regions of a fixed camera's frames (:mod:`vision.roi`)."""
+    ``roi``, from the regions of a fixed camera's frames (:mod:`vision.roi`). ``quads``
+    (each sample's card in its frame, :func:`vision.detect.find_card`) also teach it to
+    read a card partly out of the frame by an index corner (:mod:`vision.index_corner`)."""
     check_deck_name(name)
     counts: dict[Card, int] = {}
     for _, card in samples:
@@ -406,7 +456,13 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | Non
                 if best is None or score > best[0]:
                     best = (score, model)
     assert best is not None
-    return best[1]
+    model = best[1]
+    if quads is not None and len(quads) == len(samples):
+        from vision.index_corner import learn_corners
+
+        model.corners = learn_corners([image for image, _ in samples], labels, quads,
+                                      model.split, model.layout, MIN_SPLIT_THRESHOLD)
+    return model
 
 
 def _card_scores(labels: np.ndarray, card_sim: np.ndarray, rank_sim: np.ndarray,
@@ -641,6 +697,15 @@ def _linear_read(scores: np.ndarray, enrolled: np.ndarray) -> tuple[np.ndarray, 
     best, second = scores[rows, order[:, 0]], scores[rows, order[:, 1]]
     confidence = np.clip((best - second) / LINEAR_TARGET, 0.0, 1.0)
     return order[:, 0], np.where(np.isfinite(second), confidence, 0.0)
+
+
+def held_out_limits(labels: np.ndarray, d_best: np.ndarray, predicted: np.ndarray,
+                    confidence: np.ndarray, floor: float, slack: float = DISTANCE_SLACK
+                    ) -> tuple[float, float, dict[str, float]]:
+    """``max_distance``, ``threshold`` and the enrolment figures from held-out
+    nearest-neighbour reads (``d_best`` the nearest distance, ``predicted`` the card read,
+    ``confidence`` its relative margin), as a whole card's are set."""
+    return _limits(labels, d_best, predicted, confidence, floor, slack)
 
 
 def _limits(labels: np.ndarray, d_best: np.ndarray, predicted: np.ndarray,

@@ -5,7 +5,9 @@ the deck's ``max_distance``) and its confidence reaches the deck's threshold. An
 is declined with the reason: the table then asks the supervisor, which is always better than
 taking a wrong card. A card not found, or found but not like the deck, is looked for once
 more with a looser mask (:func:`vision.detect.find_card`), which costs time only on such
-frames.
+frames. A frame with no whole card in it may show one the frame's edge cuts: completed from
+what shows (:mod:`vision.partial`), it is read by an index corner wholly in view, under the
+deck's own corner limits (:mod:`vision.index_corner`), if the deck learnt them.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.detect import detect
-from vision.model import DeckModel, Match
+from vision.detect import detect, rectify
+from vision.index_corner import CornerReader
+from vision.model import DeckModel, Match, card_of
+from vision.partial import find_partial_card
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class Recogniser:
             second = None if retry is None else self.model.match(retry.card)
             if second is not None and (match is None or second.distance < match.distance):
                 match = second
+        if match is None and self.model.corners is not None:
+            return self._read_corner(frame, self.model.corners, start)
         if match is None:
             # Also a card partly out of the frame, or under a hand along a whole side:
             # what shows may be part of a card, never read.
@@ -68,14 +74,35 @@ class Recogniser:
                                time.perf_counter() - start)
         return self._decide(match, start)
 
-    def _decide(self, match: Match, start: float) -> Recognition:
+    def _read_corner(self, frame: np.ndarray, corners: CornerReader, start: float
+                     ) -> Recognition:
+        """A card the frame's edge cuts, by an index corner wholly in view; the corner
+        reader's own limits, and a threshold set by hand raises its threshold too."""
+        partial = find_partial_card(frame, corners.shape, corners.box)
+        read = None if partial is None else corners.read(rectify(frame, partial.quad),
+                                                         partial.usable)
+        if read is None:
+            return Recognition(None, 0.0, float("inf"), None,
+                               "no card found in the frame (none, or too little of it in "
+                               "view to read an index corner)", time.perf_counter() - start)
+        match = Match(card_of(read.label), read.confidence, read.distance,
+                      None if read.runner_up is None else card_of(read.runner_up))
+        threshold = corners.threshold if self.threshold == self.model.threshold else max(
+            corners.threshold, self.threshold)
+        return self._decide(match, start, corners.max_distance, threshold, "index corner ")
+
+    def _decide(self, match: Match, start: float, max_distance: float | None = None,
+                threshold: float | None = None, what: str = "") -> Recognition:
+        max_distance = self.model.max_distance if max_distance is None else max_distance
+        threshold = self.threshold if threshold is None else threshold
         reason = ""
-        if match.distance > self.model.max_distance:
-            reason = (f"does not look like deck {self.model.name!r} (distance "
-                      f"{match.distance:.3f} > {self.model.max_distance:.3f})")
-        elif match.confidence < self.threshold:
-            reason = (f"unsure: {match.card.code} or {match.runner_up.code if match.runner_up else '?'}"
-                      f" (confidence {match.confidence:.3f} < {self.threshold:.3f})")
-        confidence = match.confidence if not reason.startswith("does not") else 0.0
+        if match.distance > max_distance:
+            reason = (f"{what}does not look like deck {self.model.name!r} (distance "
+                      f"{match.distance:.3f} > {max_distance:.3f})")
+        elif match.confidence < threshold:
+            reason = (f"{what}unsure: {match.card.code} or "
+                      f"{match.runner_up.code if match.runner_up else '?'}"
+                      f" (confidence {match.confidence:.3f} < {threshold:.3f})")
+        confidence = match.confidence if "does not look like" not in reason else 0.0
         return Recognition(None if reason else match.card, confidence, match.distance,
                            match.card, reason, time.perf_counter() - start)

@@ -1,0 +1,140 @@
+"""Reading a card by one index corner alone: a card partly out of the frame (issue 16).
+
+A whole card is read by its deck's layout, which takes in the whole card
+(:mod:`vision.model`). A card the frame cuts shows only part of itself: it is read by an
+index corner that lies wholly inside the frame (:mod:`vision.partial` says which), against
+the enrolment photos' own index corners (both of each: the top-left, and the bottom-right
+turned half round, the same index). The index is the deck's rank and suit boxes when it has
+them (:attr:`vision.model.DeckModel.split`), else the top-left box of its layout.
+
+Its limits come from the enrolment photos alone, as a whole card's do: each corner read
+against the other photos' corners (never its own photo's), the nearest distance's 99th
+percentile x 1.5 is how far a corner may be and still be this deck, and the threshold lies
+above the confidence of every wrong held-out read (:func:`vision.model.held_out_limits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.corner import (
+    LAYOUTS,
+    WHOLE,
+    Box,
+    Split,
+    box_features,
+    glyph_features,
+    unit,
+    white_balanced,
+)
+from vision.partial import CardShape, learn_shape
+
+TOP_LEFT: Box = LAYOUTS["top-left"][0]
+
+
+def index_box(split: Split | None, layout: str) -> Box:
+    """The box (fractions of the rectified card, top-left) an index is read in: the rank
+    and suit boxes together, else the layout's first box (the top-left one when the
+    layout has only the whole card)."""
+    if split is not None:
+        (a0, b0, a1, b1), (c0, d0, c1, d1) = split
+        return min(a0, c0), min(b0, d0), max(a1, c1), max(b1, d1)
+    first = LAYOUTS[layout][0]
+    return TOP_LEFT if first == WHOLE else first
+
+
+def corner_vector(card: np.ndarray, split: Split | None, box: Box) -> np.ndarray:
+    """The unit feature vector of a rectified card's top-left index: its rank and suit
+    glyphs (``split``), else the ``box`` as a layout reads it."""
+    card = white_balanced(card)
+    if split is None:
+        return unit(box_features(card, box))
+    rank_box, suit_box = split
+    return unit(np.concatenate([glyph_features(card, rank_box, colour=False),
+                                glyph_features(card, suit_box, colour=True)]))
+
+
+def turned(card: np.ndarray, corner: int) -> np.ndarray:
+    """The card turned so that index corner ``corner`` (0 top-left, 2 bottom-right) is at
+    the top-left."""
+    return card if corner == 0 else cv2.rotate(card, cv2.ROTATE_180)
+
+
+@dataclass(frozen=True)
+class CornerRead:
+    """The nearest enrolled index to a corner: card index (0..51), the relative margin over
+    the nearest other card, the distance, the runner-up's card index (None if only one)."""
+
+    label: int
+    confidence: float
+    distance: float
+    runner_up: int | None
+
+
+@dataclass(frozen=True)
+class CornerReader:
+    """A deck's index corners and the camera's card shape, learnt at enrolment."""
+
+    vectors: np.ndarray  # (rows, D) unit vectors, two per enrolment photo
+    labels: np.ndarray  # (rows,) card index 0..51
+    split: Split | None
+    box: Box
+    shape: CardShape
+    max_distance: float
+    threshold: float
+
+    def read(self, card: np.ndarray, corners: Sequence[int]) -> CornerRead | None:
+        """The card by its usable index ``corners`` of the rectified ``card``; when two
+        corners are usable, the nearer read, and no confidence if they disagree."""
+        reads = [self._nearest(corner_vector(turned(card, corner), self.split, self.box))
+                 for corner in corners]
+        if not reads:
+            return None
+        best = min(reads, key=lambda read: read.distance)
+        if any(read.label != best.label for read in reads):
+            return CornerRead(best.label, 0.0, best.distance, best.runner_up)
+        return best
+
+    def _nearest(self, vector: np.ndarray) -> CornerRead:
+        distances = np.sqrt(np.maximum(2.0 - 2.0 * (self.vectors @ vector), 0.0))
+        best = int(np.argmin(distances))
+        label = int(self.labels[best])
+        others = self.labels != label
+        if not others.any():
+            return CornerRead(label, 0.0, float(distances[best]), None)
+        second = int(np.argmin(np.where(others, distances, np.inf)))
+        d_best, d_other = float(distances[best]), float(distances[second])
+        confidence = (d_other - d_best) / d_other if d_other > 0 else 0.0
+        return CornerRead(label, confidence, d_best, int(self.labels[second]))
+
+
+def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Sequence[np.ndarray],
+                  split: Split | None, layout: str, floor: float) -> CornerReader | None:
+    """A deck's corner reader from its enrolment photos (rectified cards, their card
+    indices and their quads in the frame); None when the whole cards do not tell the
+    camera's card shape (:func:`vision.partial.learn_shape`)."""
+    from vision.model import held_out_limits  # the model module imports this one
+
+    shape = learn_shape(quads)
+    if shape is None:
+        return None
+    box = index_box(split, layout)
+    rows = np.stack([corner_vector(turned(image, corner), split, box)
+                     for corner in (0, 2) for image in images])
+    photo = np.tile(np.arange(len(images)), 2)
+    row_labels = np.tile(np.asarray(labels), 2)
+    distances = np.sqrt(np.maximum(2.0 - 2.0 * (rows @ rows.T), 0.0))
+    distances[photo[:, None] == photo[None, :]] = np.inf  # a photo never votes for itself
+    nearest = np.argmin(distances, axis=1)
+    d_best = distances[np.arange(len(rows)), nearest]
+    predicted = row_labels[nearest]
+    other = np.where(row_labels[None, :] != predicted[:, None], distances, np.inf).min(axis=1)
+    confidence = np.where(np.isfinite(other) & (other > 0), (other - d_best) / other, 0.0)
+    max_distance, threshold, _ = held_out_limits(row_labels, d_best, predicted, confidence,
+                                                 floor)
+    return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
+                        max_distance, threshold)

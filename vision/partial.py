@@ -1,0 +1,373 @@
+"""A card partly out of the frame, completed from what shows (issue 16).
+
+An overhead camera sees a card as an affine image of a rectangle (it looks nearly straight
+down): its sides come in two parallel pairs, and once the camera's pixel stretch is undone
+the pairs are square to each other and their lengths are the deck's own proportions
+(:class:`CardShape`, learnt from the whole cards of the enrolment photos, never assumed).
+Where the frame's edge cuts a card, what shows fixes the rest:
+
+- three of its corners show (one corner beyond the frame): the fourth is where the two
+  sides running out of the frame meet;
+- two corners of one side show (the frame cuts across the two sides that leave them): the
+  other two lie along those sides at the length the card's shape gives the visible side.
+  Whether that side is a short or a long one is what the frame shows: only one of the two
+  lengths both reaches the frame's edge and puts the hidden corners beyond it; if both do,
+  the card is not completed.
+
+Each visible side is measured on the frame the way a whole card's are
+(:func:`vision.detect.edge_steps`), only where the profiles lie inside the frame, and must
+show a clean step from table to paper along most of that length (a hand's edge does not).
+The completed card is read only at the index corners whose index box lies wholly inside
+the frame: the corner reader (:mod:`vision.index_corner`) is told which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import cv2
+import numpy as np
+
+from vision.corner import Box
+from vision.detect import (
+    CARD_SIZE,
+    EDGE_MIN_CLEAR,
+    EDGE_REACH,
+    EDGE_SAMPLES,
+    ON_FRAME_EDGE,
+    PAPER_MAX_AREA,
+    PAPER_OPENINGS,
+    WORK_WIDTH,
+    _card_shaped,
+    clockwise,
+    edge_steps,
+    fit_edge,
+    paper_mask,
+)
+
+INDEX_CORNERS = (0, 2)  # a card's index corners, in the rectified card's corner order
+FRAME_MARGIN = 2.0  # frame pixels: a usable index box keeps this clear of the frame's edge
+PARTIAL_MIN_AREA = 0.015  # the visible part covers at least this fraction of the frame
+TIGHT = 0.93  # share of its polygon the visible part's hull fills (straight sides)
+SOLID = 0.85  # share of its hull the paper blob fills (no hand bitten out of it)
+MIN_PARTIAL_SIDE = 0.25
+"""A side that runs out of the frame gives its direction only if at least this share of the
+visible side (or sides) shows: a short stub's direction is too uncertain to extend."""
+SIDE_SUPPORT = 0.6
+"""Least share of a visible side's profiles that must show a clean step onto paper on its
+fitted line (a whole card's four sides together need 0.3: here each side alone decides)."""
+SQUARE = 0.12  # |cos| between neighbouring sides, the camera's stretch undone: ~7 degrees
+ASPECT_TOLERANCE = 0.12  # a three-corner card's sides within this share of the deck's shape
+SHAPE_MIN_TURN = 0.1
+"""A whole card tells the camera's stretch only if it lies turned from the frame's axes:
+at least this |cos a_x b_x| / (|a| |b|) (a card turned by 6 degrees or more)."""
+SHAPE_MIN_CARDS = 3
+SHAPE_SPREAD = 0.06  # median relative deviation of the cards' aspects: one shape, not many
+STRETCH_RANGE = (0.5, 2.0)
+ASPECT_RANGE = (1.1, 2.0)
+
+
+@dataclass(frozen=True)
+class CardShape:
+    """A whole card as this camera shows it: ``stretch``, the camera's horizontal pixel
+    scale over its vertical (1 for square pixels, 4/3 for a webcam showing 4:3 pixels as
+    16:9), and ``aspect``, the card's long side over its short side once the stretch is
+    undone (1.40 for a 63 x 88 mm poker card)."""
+
+    stretch: float
+    aspect: float
+
+    def unstretched(self, vectors: np.ndarray) -> np.ndarray:
+        """Frame-pixel vectors with the camera's stretch undone (square pixels)."""
+        undone: np.ndarray = np.asarray(vectors, np.float64) / np.array([self.stretch, 1.0])
+        return undone
+
+
+@dataclass(frozen=True)
+class PartialCard:
+    """A card completed from its visible part: ``quad`` as :func:`vision.detect.find_card`
+    gives it (frame pixels, clockwise, the first side short; some corners beyond the
+    frame), and ``usable``, the index corners (0 top-left, 2 bottom-right of the rectified
+    card) whose index lies wholly inside the frame."""
+
+    quad: np.ndarray
+    usable: tuple[int, ...]
+
+
+def learn_shape(quads: Sequence[np.ndarray]) -> CardShape | None:
+    """The camera's stretch and the deck's aspect from whole cards' quads (clockwise, the
+    first side short, as :func:`vision.detect.find_card` gives them); None when too few of
+    them lie turned (an upright card does not tell the stretch from the aspect) or they
+    disagree (no one shape).
+
+    A card's short side ``a`` and long side ``b`` are square once the stretch ``k`` is
+    undone: ``a_x b_x / k^2 + a_y b_y = 0``, so each turned card gives ``k``; the median
+    over the cards is kept, and the aspect is the median of ``|b| / |a|`` unstretched."""
+    stretches: list[float] = []
+    sides: list[tuple[np.ndarray, np.ndarray]] = []
+    for quad in quads:
+        quad = np.asarray(quad, np.float64).reshape(4, 2)
+        short = (quad[1] - quad[0] + quad[2] - quad[3]) / 2
+        long = (quad[3] - quad[0] + quad[2] - quad[1]) / 2
+        scale = float(np.linalg.norm(short) * np.linalg.norm(long))
+        if scale <= 0:
+            continue
+        sides.append((short, long))
+        across, down = short[0] * long[0] / scale, short[1] * long[1] / scale
+        if abs(across) >= SHAPE_MIN_TURN and -down / across > 0:
+            stretches.append(float(np.sqrt(-across / down)) if down != 0 else np.inf)
+    if len(stretches) < SHAPE_MIN_CARDS:
+        return None
+    stretch = float(np.median(stretches))
+    if not STRETCH_RANGE[0] <= stretch <= STRETCH_RANGE[1]:
+        return None
+    undo = np.array([stretch, 1.0])
+    aspects = np.array([np.linalg.norm(long / undo) / np.linalg.norm(short / undo)
+                        for short, long in sides])
+    aspect = float(np.median(aspects))
+    spread = float(np.median(np.abs(aspects - aspect))) / aspect
+    if not ASPECT_RANGE[0] <= aspect <= ASPECT_RANGE[1] or spread > SHAPE_SPREAD:
+        return None
+    return CardShape(stretch, aspect)
+
+
+def complete_side(first: np.ndarray, second: np.ndarray, toward_first: np.ndarray,
+                  toward_second: np.ndarray, shape: CardShape, *, short: bool
+                  ) -> np.ndarray:
+    """The card's four corners from one whole side (its corners ``first`` and ``second``)
+    and the directions of the sides leaving them (``toward_*``, into the hidden part):
+    ``first, second`` then the two corners the card's shape puts along those directions
+    (the visible side is the short one when ``short``)."""
+    side = float(np.linalg.norm(shape.unstretched(second - first)))
+    length = side * shape.aspect if short else side / shape.aspect
+    corners = [first, second]
+    for start, toward in ((second, toward_second), (first, toward_first)):
+        unit = np.asarray(toward, np.float64) / float(np.linalg.norm(toward))
+        corners.append(start + unit * length / float(np.linalg.norm(shape.unstretched(unit))))
+    return np.array(corners, np.float32)
+
+
+def usable_corners(quad: np.ndarray, width: int, height: int, index: Box
+                   ) -> tuple[int, ...]:
+    """The index corners of a card (``quad`` as :func:`vision.detect.find_card` gives it)
+    whose ``index`` box (fractions of the rectified card, at its top-left corner; the
+    bottom-right corner's is the same box turned half round) lies wholly inside a
+    ``width`` x ``height`` frame, ``FRAME_MARGIN`` clear of its edge."""
+    card_width, card_height = CARD_SIZE
+    target = np.array([[0, 0], [card_width - 1, 0], [card_width - 1, card_height - 1],
+                       [0, card_height - 1]], np.float32)
+    to_frame = cv2.getPerspectiveTransform(target, quad.astype(np.float32))
+    x0, y0, x1, y1 = index
+    box = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+    usable = []
+    for corner in INDEX_CORNERS:
+        turned = box if corner == 0 else 1.0 - box  # the bottom-right: turned half round
+        points = cv2.perspectiveTransform(
+            (turned * [card_width - 1, card_height - 1])[None].astype(np.float32),
+            to_frame)[0]
+        if (points.min(axis=0) >= FRAME_MARGIN).all() and (
+                points.max(axis=0) <= [width - 1 - FRAME_MARGIN, height - 1 - FRAME_MARGIN]
+                ).all():
+            usable.append(corner)
+    return tuple(usable)
+
+
+def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
+                      ) -> PartialCard | None:
+    """A card the frame's edge cuts, completed (see the module's doc), with the index
+    corners that can be read; None when no such card can be completed with confidence (a
+    blob of paper that is not a cut rectangle, a side without a clean edge, a completion
+    the frame contradicts, no ``index`` box wholly in view: see :func:`usable_corners`)."""
+    height, width = frame.shape[:2]
+    scale = WORK_WIDTH / width
+    small = cv2.resize(frame, (WORK_WIDTH, max(1, round(height * scale))),
+                       interpolation=cv2.INTER_AREA)
+    score = paper_mask(cv2.GaussianBlur(small, (5, 5), 0))
+    _, mask = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    area = mask.shape[0] * mask.shape[1]
+    for size in PAPER_OPENINGS:
+        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
+        opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disc)
+        contours, _ = cv2.findContours(opened, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        for contour in contours:
+            blob = cv2.contourArea(contour)
+            if not PARTIAL_MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
+                continue
+            polygon = _visible_polygon(contour, blob)
+            if polygon is None:
+                continue
+            found = _complete(frame, polygon / scale, shape, index)
+            if found is not None:
+                return found
+    return None
+
+
+def _visible_polygon(contour: np.ndarray, blob: float) -> np.ndarray | None:
+    """The straight-sided polygon (4 to 6 corners, work pixels) a paper blob fills, or
+    None when it is not one (a hand bitten out of it, a ragged blob)."""
+    hull = cv2.convexHull(contour)
+    hull_area = cv2.contourArea(hull)
+    if blob < SOLID * hull_area:
+        return None
+    for sides in (4, 5, 6):
+        polygon = cv2.approxPolyN(hull.astype(np.float32), sides, epsilon_percentage=-1.0,
+                                  ensure_convex=True)
+        polygon = polygon.reshape(-1, 2)
+        if len(polygon) == sides and hull_area >= TIGHT * cv2.contourArea(polygon):
+            return polygon.astype(np.float64)
+    return None
+
+
+def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: Box
+              ) -> PartialCard | None:
+    """Complete the card from the visible polygon (frame pixels): one run of two or three
+    corners inside the frame, the rest of the polygon along the frame's edge."""
+    height, width = frame.shape[:2]
+    edge = ON_FRAME_EDGE * width / WORK_WIDTH
+    on_frame = ((polygon[:, 0] <= edge) | (polygon[:, 0] >= width - 1 - edge)
+                | (polygon[:, 1] <= edge) | (polygon[:, 1] >= height - 1 - edge))
+    count = len(polygon)
+    if on_frame.all() or not on_frame.any():
+        return None  # a whole card is find_card's; all along the edge is no card
+    # Start the walk at the first corner in view after one on the frame's edge.
+    start = next(i for i in range(count) if on_frame[i - 1] and not on_frame[i])
+    order = [(start + i) % count for i in range(count)]
+    inside = [i for i in order if not on_frame[i]]
+    if len(inside) not in (2, 3) or order[:len(inside)] != inside:
+        return None  # not one run of corners in view
+    before, after = polygon[order[-1]], polygon[order[len(inside)]]  # on the frame's edge
+    corners = polygon[inside]
+    # The visible sides: out of the frame into the first corner, between the corners,
+    # from the last corner out of the frame again.
+    segments = [(before, corners[0])] + list(pairwise(corners)) + [
+        (corners[-1], after)]
+    whole = min(float(np.linalg.norm(b - a)) for a, b in segments[1:-1])
+    if min(np.linalg.norm(segments[0][1] - segments[0][0]),
+           np.linalg.norm(segments[-1][1] - segments[-1][0])) < MIN_PARTIAL_SIDE * whole:
+        return None
+    centre = polygon.mean(axis=0)
+    lines = []
+    for a, b in segments:
+        line = _measure_side(frame, a, b, centre)
+        if line is None:
+            return None
+        lines.append(line)
+    # Where neighbouring sides meet: the corners in view, measured.
+    seen = []
+    for (p, d), (q, e) in pairwise(lines):
+        cross = d[0] * e[1] - d[1] * e[0]
+        if abs(cross) < 0.2:  # nearly parallel: not a card's corner
+            return None
+        seen.append(p + d * ((q[0] - p[0]) * e[1] - (q[1] - p[1]) * e[0]) / cross)
+    out_first = _pointing(lines[0][1], before - seen[0])
+    out_last = _pointing(lines[-1][1], after - seen[-1])
+    if len(seen) == 3:
+        quad = _three_corners(seen, out_first, out_last, shape, width, height)
+    else:
+        quad = _two_corners(seen[0], seen[1], out_first, out_last, shape, (before, after))
+    if quad is None:
+        return None
+    quad = clockwise(quad)
+    if not _card_shaped(quad):
+        return None
+    usable = usable_corners(quad, width, height, index)
+    return PartialCard(quad, usable) if usable else None
+
+
+def _pointing(direction: np.ndarray, toward: np.ndarray) -> np.ndarray:
+    """``direction`` (unit) turned to point along ``toward``."""
+    return direction if float(direction @ toward) >= 0 else -direction
+
+
+def _square(first: np.ndarray, second: np.ndarray, shape: CardShape) -> bool:
+    """Two sides are a card's neighbouring sides: square once the stretch is undone."""
+    a, b = shape.unstretched(first), shape.unstretched(second)
+    return abs(float(a @ b)) <= SQUARE * float(np.linalg.norm(a) * np.linalg.norm(b))
+
+
+def _three_corners(seen: list[np.ndarray], out_first: np.ndarray, out_last: np.ndarray,
+                   shape: CardShape, width: int, height: int) -> np.ndarray | None:
+    """Three corners in view: the fourth opposite the middle one (the sides are two
+    parallel pairs), checked against the two sides that run out of the frame and the
+    deck's shape."""
+    first, middle, last = seen
+    if not (_square(middle - first, last - middle, shape)
+            and _square(out_first, middle - first, shape)
+            and _square(out_last, last - middle, shape)):
+        return None
+    sides = sorted([float(np.linalg.norm(shape.unstretched(middle - first))),
+                    float(np.linalg.norm(shape.unstretched(last - middle)))])
+    if abs(sides[1] / sides[0] - shape.aspect) > ASPECT_TOLERANCE * shape.aspect:
+        return None
+    hidden = first + last - middle
+    if _inside(hidden, width, height):
+        return None
+    return np.array([first, middle, last, hidden], np.float32)
+
+
+def _two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
+                 out_second: np.ndarray, shape: CardShape,
+                 reached: tuple[np.ndarray, np.ndarray]) -> np.ndarray | None:
+    """Two corners of one side in view: the card's length along the sides that leave
+    them, short side or long side, whichever alone the frame allows (the card reaches the
+    frame's edge where its sides leave the frame). A long side in view with little of the
+    short sides showing fits both: not completed."""
+    side = second - first
+    if not (_square(out_first, side, shape) and _square(out_second, side, shape)):
+        return None
+    fits = []
+    for short in (True, False):
+        quad = complete_side(first, second, out_first, out_second, shape, short=short)
+        # quad[3] lies along the side leaving ``first``, quad[2] along the one leaving
+        # ``second``: each must reach at least where that side meets the frame's edge
+        # (which also puts the hidden corners beyond it), within the shape's tolerance.
+        lengths = [float(np.linalg.norm(quad[3] - first)),
+                   float(np.linalg.norm(quad[2] - second))]
+        shown = [float(np.linalg.norm(reached[0] - first)),
+                 float(np.linalg.norm(reached[1] - second))]
+        if all(length >= (1 - ASPECT_TOLERANCE) * seen
+               for length, seen in zip(lengths, shown, strict=True)):
+            fits.append(quad)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _inside(point: np.ndarray, width: int, height: int) -> bool:
+    """A hidden corner inside the frame by more than ``EDGE_REACH`` pixels would show:
+    the completion is wrong (what cut the blob there was not the frame's edge)."""
+    margin = EDGE_REACH
+    return bool(margin < point[0] < width - 1 - margin
+                and margin < point[1] < height - 1 - margin)
+
+
+def _measure_side(frame: np.ndarray, start: np.ndarray, end: np.ndarray,
+                  centre: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The line of one visible side (a point, its unit direction) measured on the frame
+    between ``start`` and ``end`` (frame pixels), only where its profiles lie inside the
+    frame; None unless most of them show a clean step onto paper on that line."""
+    height, width = frame.shape[:2]
+    along = end - start
+    length = float(np.linalg.norm(along))
+    if length < 16:
+        return None
+    unit = along / length
+    normal = np.array([-unit[1], unit[0]])
+    if float((start + along / 2 - centre) @ normal) < 0:
+        normal = -normal  # out of the card, onto the table
+    bases = start + np.linspace(0.15, 0.85, EDGE_SAMPLES)[:, None] * along
+    reach = EDGE_REACH + 1
+    ends = np.concatenate([bases + reach * normal, bases - reach * normal])
+    ends = ends.reshape(2, -1, 2)
+    inside = ((ends >= 0).all(axis=2) & (ends[..., 0] <= width - 1)
+              & (ends[..., 1] <= height - 1)).all(axis=0)
+    bases = bases[inside]
+    if len(bases) < EDGE_MIN_CLEAR:
+        return None
+    found, stays = edge_steps(frame, bases.astype(np.float32), normal.astype(np.float32))
+    if len(found) < EDGE_MIN_CLEAR:
+        return None
+    point, direction, inliers = fit_edge(found, stays)
+    if inliers < SIDE_SUPPORT * len(bases):
+        return None
+    return point.astype(np.float64), direction.astype(np.float64)
