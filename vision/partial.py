@@ -50,7 +50,10 @@ from vision.detect import (
 INDEX_CORNERS = (0, 2)  # a card's index corners, in the rectified card's corner order
 FRAME_MARGIN = 2.0  # frame pixels: a usable index box keeps this clear of the frame's edge
 PARTIAL_MIN_AREA = 0.015  # the visible part covers at least this fraction of the frame
-TIGHT = 0.93  # share of its polygon the visible part's hull fills (straight sides)
+TIGHT = 0.97
+"""Least share of its polygon the visible part's hull fills: its sides are straight (a card's
+rounded corners lose far less), and a polygon of too few sides, which cuts across a corner
+in view, is not taken (a card turned 30 degrees, one corner beyond the frame: 0.92)."""
 SOLID = 0.85  # share of its hull the paper blob fills (no hand bitten out of it)
 MIN_PARTIAL_SIDE = 0.25
 """A side that runs out of the frame gives its direction only if at least this share of the
@@ -195,7 +198,7 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
             blob = cv2.contourArea(contour)
             if not PARTIAL_MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
                 continue
-            polygon = _visible_polygon(contour, blob)
+            polygon = _visible_polygon(contour, blob, mask.shape[1], mask.shape[0])
             if polygon is None:
                 continue
             found = _complete(frame, polygon / scale, shape, index)
@@ -204,9 +207,12 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
     return None
 
 
-def _visible_polygon(contour: np.ndarray, blob: float) -> np.ndarray | None:
+def _visible_polygon(contour: np.ndarray, blob: float, width: int, height: int
+                     ) -> np.ndarray | None:
     """The straight-sided polygon (4 to 6 corners, work pixels) a paper blob fills, or
-    None when it is not one (a hand bitten out of it, a ragged blob)."""
+    None when it is not one (a hand bitten out of it, a ragged blob). Its corners lie in
+    the ``width`` x ``height`` frame: a polygon of too few sides cuts across the piece the
+    frame's edge took off a corner, with a corner of its own beyond the frame."""
     hull = cv2.convexHull(contour)
     hull_area = cv2.contourArea(hull)
     if blob < SOLID * hull_area:
@@ -215,7 +221,11 @@ def _visible_polygon(contour: np.ndarray, blob: float) -> np.ndarray | None:
         polygon = cv2.approxPolyN(hull.astype(np.float32), sides, epsilon_percentage=-1.0,
                                   ensure_convex=True)
         polygon = polygon.reshape(-1, 2)
-        if len(polygon) == sides and hull_area >= TIGHT * cv2.contourArea(polygon):
+        in_frame = ((polygon >= -ON_FRAME_EDGE).all()
+                    and (polygon <= [width - 1 + ON_FRAME_EDGE, height - 1 + ON_FRAME_EDGE]
+                         ).all())
+        if (len(polygon) == sides and in_frame
+                and hull_area >= TIGHT * cv2.contourArea(polygon)):
             return polygon.astype(np.float64)
     return None
 
