@@ -61,6 +61,7 @@ visible side (or sides) shows: a short stub's direction is too uncertain to exte
 SIDE_SUPPORT = 0.6
 """Least share of a visible side's profiles that must show a clean step onto paper on its
 fitted line (a whole card's four sides together need 0.3: here each side alone decides)."""
+AGREE = 0.9  # least overlap of the completed card and the paper blob, inside the frame
 SQUARE = 0.12  # |cos| between neighbouring sides, the camera's stretch undone: ~7 degrees
 ASPECT_TOLERANCE = 0.12  # a three-corner card's sides within this share of the deck's shape
 SHAPE_MIN_TURN = 0.1
@@ -202,9 +203,21 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
             if polygon is None:
                 continue
             found = _complete(frame, polygon / scale, shape, index)
-            if found is not None:
+            if found is not None and _covers(found.quad * scale, contour, mask.shape):
                 return found
     return None
+
+
+def _covers(quad: np.ndarray, contour: np.ndarray, size: tuple[int, ...]) -> bool:
+    """The completed card (work pixels) and the paper blob agree inside the frame: their
+    overlap is at least ``AGREE`` of either (paper beyond a completed side means the card
+    is longer than completed, or the blob more than one card)."""
+    card = np.zeros(size[:2], np.uint8)
+    cv2.fillConvexPoly(card, np.round(quad).astype(np.int32), 1)
+    blob = np.zeros(size[:2], np.uint8)
+    cv2.drawContours(blob, [contour], -1, 1, -1)
+    both = int(np.count_nonzero(card & blob))
+    return both >= AGREE * max(int(card.sum()), int(blob.sum()))
 
 
 def _visible_polygon(contour: np.ndarray, blob: float, width: int, height: int
@@ -312,7 +325,7 @@ def _three_corners(seen: list[np.ndarray], out_first: np.ndarray, out_last: np.n
     if abs(sides[1] / sides[0] - shape.aspect) > ASPECT_TOLERANCE * shape.aspect:
         return None
     hidden = first + last - middle
-    if _inside(hidden, width, height):
+    if not _beyond(hidden, width, height):
         return None
     return np.array([first, middle, last, hidden], np.float32)
 
@@ -343,12 +356,12 @@ def _two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
     return fits[0] if len(fits) == 1 else None
 
 
-def _inside(point: np.ndarray, width: int, height: int) -> bool:
-    """A hidden corner inside the frame by more than ``EDGE_REACH`` pixels would show:
-    the completion is wrong (what cut the blob there was not the frame's edge)."""
+def _beyond(point: np.ndarray, width: int, height: int) -> bool:
+    """A hidden corner lies beyond the frame's edge by ``EDGE_REACH`` pixels or more: one
+    just at the edge is too near to tell where the card's sides meet."""
     margin = EDGE_REACH
-    return bool(margin < point[0] < width - 1 - margin
-                and margin < point[1] < height - 1 - margin)
+    return bool(point[0] < -margin or point[0] > width - 1 + margin
+                or point[1] < -margin or point[1] > height - 1 + margin)
 
 
 def _measure_side(frame: np.ndarray, start: np.ndarray, end: np.ndarray,
