@@ -13,11 +13,13 @@ import csv
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 
 from shoe_controller.cards import Card
 from vision.bench import holdout_bench, read_labels
 from vision.capture import read_image
+from vision.model import DeckModel
 from vision.recognise import Recogniser
 
 HEARTS = Path(__file__).resolve().parents[2].parent / "shared" / "real-cards" / "cardai_hearts"
@@ -34,12 +36,14 @@ def _partly_out_of_frame() -> list[tuple[Path, Card]]:
 
 
 @pytest.mark.slow
-def test_overhead_photos_are_read_right_or_declined() -> None:
+def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, 34 with a whole card enrolled,
-    7H left out with fewer than 2; 771 read): 411 right (53.3 %), none wrong, the rest
-    declined; seed 7 52.8 %, none wrong. Asserted: no wrong read, at least 48 % right, CPU
-    p95 within the 20 ms target; and of the 20 photos flagged partly out of frame, none
-    read wrong.
+    7H left out with fewer than 2; 771 read): 429 right (55.6 %; 411 before cards cut by
+    the frame's edge were completed and read by an index corner), none wrong, the rest
+    declined; seed 7 55.4 %, none wrong. Asserted: no wrong read, at least 54 % right, CPU
+    p95 within the 20 ms target; the deck learnt the camera's card shape and keeps its
+    index corners when saved; and of the photos flagged partly out of frame, none read
+    wrong.
 
     Why the whole set: on a sample of 6 cards (AH 2H 5H 8H TH QH, every photo), before
     detection checked what lies beyond each edge, 2 to 14 of 351 reads were wrong (a hand's
@@ -52,8 +56,15 @@ def test_overhead_photos_are_read_right_or_declined() -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.48, result.to_dict()
+    assert result.accuracy >= 0.54, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
+    corners = held.model.corners
+    assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
+    assert 1.05 <= corners.shape.stretch <= 1.3 and 1.3 <= corners.shape.aspect <= 1.5
+    loaded = DeckModel.load("hearts", held.model.save(tmp_path).parent).corners
+    assert loaded is not None and loaded.shape == corners.shape
+    assert np.array_equal(loaded.vectors, corners.vectors)
+    assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
     recogniser = Recogniser(held.model)
     for path, card in _partly_out_of_frame():
         read = recogniser.recognise(read_image(path))
