@@ -53,7 +53,8 @@ PARTIAL_MIN_AREA = 0.015  # the visible part covers at least this fraction of th
 TIGHT = 0.97
 """Least share of its polygon the visible part's hull fills: its sides are straight (a card's
 rounded corners lose far less), and a polygon of too few sides, which cuts across a corner
-in view, is not taken (a card turned 30 degrees, one corner beyond the frame: 0.92)."""
+in view, is not taken (a card turned 30 degrees, one corner beyond the frame: 0.92). Not
+every such polygon fills less: see :func:`find_partial_card`."""
 SOLID = 0.85  # share of its hull the paper blob fills (no hand bitten out of it)
 MIN_PARTIAL_SIDE = 0.25
 """A side that runs out of the frame gives its direction only if at least this share of the
@@ -61,6 +62,8 @@ visible side (or sides) shows: a short stub's direction is too uncertain to exte
 SIDE_SUPPORT = 0.6
 """Least share of a visible side's profiles that must show a clean step onto paper on its
 fitted line (a whole card's four sides together need 0.3: here each side alone decides)."""
+TOUCH = 6.0  # work pixels: a polygon's corner on the frame's edge from the blob's outline
+AGREE_CORNERS = 0.05  # two completions of one blob agree within this share of the short side
 AGREE = 0.9  # least overlap of the completed card and the paper blob, inside the frame
 SQUARE = 0.12  # |cos| between neighbouring sides, the camera's stretch undone: ~7 degrees
 ASPECT_TOLERANCE = 0.12  # a three-corner card's sides within this share of the deck's shape
@@ -199,13 +202,24 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
             blob = cv2.contourArea(contour)
             if not PARTIAL_MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
                 continue
-            polygon = _visible_polygon(contour, blob, mask.shape[1], mask.shape[0])
-            if polygon is None:
-                continue
-            found = _complete(frame, polygon / scale, shape, index)
-            if found is not None and _covers(found.quad * scale, contour, mask.shape):
-                return found
+            # Each polygon that fits the blob tightly is completed: one of few sides may
+            # cut across a corner in view near the frame's edge (a four-sided polygon
+            # over three corners and the frame's cut), so they must all agree.
+            completed = [found for polygon in _visible_polygons(contour, blob, mask.shape)
+                         if (found := _complete(frame, polygon / scale, shape, index))
+                         is not None and _covers(found.quad * scale, contour, mask.shape)]
+            if completed and all(_same_card(other.quad, completed[0].quad)
+                                 for other in completed[1:]):
+                return completed[0]
     return None
+
+
+def _same_card(first: np.ndarray, second: np.ndarray) -> bool:
+    """Two completions of one blob agree: each corner within ``AGREE_CORNERS`` of the
+    card's short side of one of the other's corners."""
+    sides = np.linalg.norm(first - np.roll(first, -1, axis=0), axis=1)
+    gaps = np.linalg.norm(first[:, None, :] - second[None, :, :], axis=2).min(axis=1)
+    return bool(gaps.max() <= AGREE_CORNERS * float(sides.min()))
 
 
 def _covers(quad: np.ndarray, contour: np.ndarray, size: tuple[int, ...]) -> bool:
@@ -220,16 +234,23 @@ def _covers(quad: np.ndarray, contour: np.ndarray, size: tuple[int, ...]) -> boo
     return both >= AGREE * max(int(card.sum()), int(blob.sum()))
 
 
-def _visible_polygon(contour: np.ndarray, blob: float, width: int, height: int
-                     ) -> np.ndarray | None:
-    """The straight-sided polygon (4 to 6 corners, work pixels) a paper blob fills, or
-    None when it is not one (a hand bitten out of it, a ragged blob). Its corners lie in
-    the ``width`` x ``height`` frame: a polygon of too few sides cuts across the piece the
-    frame's edge took off a corner, with a corner of its own beyond the frame."""
+def _visible_polygons(contour: np.ndarray, blob: float, size: tuple[int, ...]
+                      ) -> list[np.ndarray]:
+    """The straight-sided polygons (4 to 6 corners, work pixels) a paper blob fills;
+    none when it is not one (a hand bitten out of it, a ragged blob). Their corners lie in
+    the frame (``size``: rows, columns): a polygon of too few sides may cut across the
+    piece the frame's edge took off a corner, with a corner of its own beyond the frame."""
+    height, width = size[:2]
     hull = cv2.convexHull(contour)
     hull_area = cv2.contourArea(hull)
     if blob < SOLID * hull_area:
-        return None
+        return []
+    outline = contour.reshape(-1, 2).astype(np.float64)
+    edge = ON_FRAME_EDGE
+    # The blob's outline where the frame's edge cuts it.
+    border = outline[(outline[:, 0] <= edge) | (outline[:, 0] >= width - 1 - edge)
+                     | (outline[:, 1] <= edge) | (outline[:, 1] >= height - 1 - edge)]
+    polygons = []
     for sides in (4, 5, 6):
         polygon = cv2.approxPolyN(hull.astype(np.float32), sides, epsilon_percentage=-1.0,
                                   ensure_convex=True)
@@ -238,9 +259,26 @@ def _visible_polygon(contour: np.ndarray, blob: float, width: int, height: int
                     and (polygon <= [width - 1 + ON_FRAME_EDGE, height - 1 + ON_FRAME_EDGE]
                          ).all())
         if (len(polygon) == sides and in_frame
-                and hull_area >= TIGHT * cv2.contourArea(polygon)):
-            return polygon.astype(np.float64)
-    return None
+                and hull_area >= TIGHT * cv2.contourArea(polygon)
+                and _touches(polygon.astype(np.float64), border, width, height)):
+            polygons.append(polygon.astype(np.float64))
+    return polygons
+
+
+def _touches(polygon: np.ndarray, border: np.ndarray, width: int, height: int) -> bool:
+    """Each of the polygon's corners on the frame's edge is where the blob meets it (within
+    ``TOUCH`` work pixels of the blob's outline along the edge, ``border``): a polygon of too
+    few sides fitted across a corner in view just inside the frame puts a corner on the
+    edge where there is no paper."""
+    edge = ON_FRAME_EDGE
+    on_frame = ((polygon[:, 0] <= edge) | (polygon[:, 0] >= width - 1 - edge)
+                | (polygon[:, 1] <= edge) | (polygon[:, 1] >= height - 1 - edge))
+    if not on_frame.any():
+        return True
+    if len(border) == 0:
+        return False
+    gaps = np.linalg.norm(polygon[on_frame][:, None, :] - border[None, :, :], axis=2)
+    return bool(gaps.min(axis=1).max() <= TOUCH)
 
 
 def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: Box
