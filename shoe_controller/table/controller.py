@@ -48,7 +48,7 @@ from shoe_controller.live.supervision import (
 )
 from shoe_controller.metrics import TableMetrics
 from shoe_controller.table.fold import replay_records
-from shoe_controller.table.game import InteractiveGame
+from shoe_controller.table.game import is_interactive
 from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
@@ -583,7 +583,7 @@ class TableController:
     def _close_betting(self, origin: str) -> BettingCommand:
         """The close-betting input of the controller's own timer: for blackjack it names the
         built-in players' seats."""
-        if isinstance(self.table.game, InteractiveGame):
+        if is_interactive(self.table.game):
             seats = self._players().seats(self.table.shoe_number, self.table.round_number)
             return BettingCommand("close", origin, seats)
         return BettingCommand("close", origin)
@@ -672,7 +672,7 @@ class TableController:
                 reporter.reject(command, f"betting is not open for shoe {named[0]} round "
                                 f"{named[1]}")
                 return
-            seats = command.seats if isinstance(table.game, InteractiveGame) else None
+            seats = command.seats if is_interactive(table.game) else None
             self._apply(BettingCommand("close", TABLE_SYSTEM,
                                        None if seats is None else list(seats)))
             if table.refusal:

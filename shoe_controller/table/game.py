@@ -9,8 +9,9 @@ pure and deterministic: it sees cards in order and nothing else.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from shoe_controller.cards import Card
 
@@ -128,3 +129,17 @@ class InteractiveGame(Protocol):
 
     def take_events(self) -> list[dict[str, Any]]:
         """Game events caused since the last call (a dealer check, a revealed hole card)."""
+
+
+def is_interactive(game: object) -> TypeGuard[InteractiveGame]:
+    """Whether ``game`` waits for players' answers. The same as ``isinstance(game,
+    InteractiveGame)``, once per class: the table asks several times a step (20 steps a
+    second while idle), and a runtime protocol check walks the protocol's members each time
+    (about 35 microseconds, a quarter of an idle table's CPU)."""
+    return _interactive_class(type(game))
+
+
+@functools.cache
+def _interactive_class(cls: type) -> bool:
+    # A protocol of methods only: issubclass looks at the class, as isinstance would.
+    return issubclass(cls, InteractiveGame)

@@ -31,7 +31,7 @@ from transitions import Machine
 from transitions.extensions.nesting import HierarchicalMachine, NestedState
 
 from shoe_controller.cards import Card
-from shoe_controller.table.game import Awaiting, Due, Game, InteractiveGame
+from shoe_controller.table.game import Awaiting, Due, Game, is_interactive
 from shoe_controller.table.identity import ShoeIdentity
 from shoe_controller.table.inputs import (
     BettingCommand,
@@ -578,7 +578,7 @@ class Table:
         elif item.action == "close":
             if not self.state.endswith("betting_open"):
                 self.notice = "close betting ignored: betting is not open"
-            elif isinstance(self.game, InteractiveGame):
+            elif is_interactive(self.game):
                 try:
                     self.game.close_betting(item.seats)
                 except ValueError as exc:
@@ -674,7 +674,7 @@ class Table:
         refused with the reason (a ``decision_refused`` event: the table system is told)."""
         game = self.game
         kind = "decision" if isinstance(item, PlayerDecision) else "insurance"
-        awaiting = game.awaiting() if (isinstance(game, InteractiveGame)
+        awaiting = game.awaiting() if (is_interactive(game)
                                        and ".dealing." in self.state) else None
         reason = ""
         if awaiting is None or awaiting.kind != kind:
@@ -685,7 +685,7 @@ class Table:
         elif self.alarm == "latched":
             reason = "an error must be cleared first"
         if not reason:
-            assert isinstance(game, InteractiveGame)
+            assert is_interactive(game)
             try:
                 sub_state = apply(game)
             except ValueError as exc:
@@ -700,7 +700,7 @@ class Table:
                    key=item.key, reason=reason, **fields)
 
     def _game_events(self) -> None:
-        if isinstance(self.game, InteractiveGame):
+        if is_interactive(self.game):
             for event in self.game.take_events():
                 self._emit(event.pop("type"), round=self.round_number, **event)
 
@@ -783,7 +783,7 @@ class Table:
 
     def awaiting(self) -> Awaiting | None:
         """The players' answer the round waits for (blackjack), or None."""
-        if isinstance(self.game, InteractiveGame) and ".dealing." in self.state:
+        if is_interactive(self.game) and ".dealing." in self.state:
             return self.game.awaiting()
         return None
 
