@@ -56,8 +56,28 @@ class Detection:
     card: np.ndarray
 
 
+@dataclass(frozen=True)
+class HandCard:
+    """A card some of whose sides border something else than the table (a hand lying
+    along or across them): its corners as :func:`find_card` gives them, and which of its
+    sides (side ``k`` from corner ``k`` to corner ``k + 1``) border the table along their
+    whole length. Never read as a whole card; an index corner between two such sides may
+    be (:mod:`vision.partial`)."""
+
+    quad: np.ndarray
+    table_sides: tuple[bool, ...]
+
+
 def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
-    """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card.
+    """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card
+    (:func:`survey`)."""
+    return survey(frame, loose=loose)[0]
+
+
+def survey(frame: np.ndarray, *, loose: bool = False
+           ) -> tuple[np.ndarray | None, HandCard | None]:
+    """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card;
+    and, when there is none, the best-supported card a hand borders (None if none).
 
     Candidates come from two masks that fail in different places: pixels far from the
     table's colour (estimated on the frame's border: right on an evenly lit table of any
@@ -87,6 +107,7 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
     if not loose:
         outlines += _paper_outlines(blurred)
     best: tuple[float, np.ndarray] | None = None
+    beside_hand: tuple[float, np.ndarray, np.ndarray] | None = None
     height, width = small.shape[:2]
     measured: list[np.ndarray] = []
     for found in outlines:
@@ -100,10 +121,21 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
         if _leaves_frame(refined, width, height):
             continue
         corners, support, beyond = _edges_on_frame(frame, clockwise(refined / scale))
-        if (_card_shaped(corners) and _one_table(beyond)
-                and (best is None or support > best[0])):
-            best = (support, corners)
-    return None if best is None or best[0] < MIN_EDGE_SUPPORT else best[1]
+        if not _card_shaped(corners):
+            continue
+        if _one_table(beyond):
+            if best is None or support > best[0]:
+                best = (support, corners)
+        elif beside_hand is None or support > beside_hand[0]:
+            beside_hand = (support, corners, beyond)
+    if best is not None and best[0] >= MIN_EDGE_SUPPORT:
+        return best[1], None
+    if beside_hand is None or beside_hand[0] < MIN_EDGE_SUPPORT:
+        return None, None
+    border = np.concatenate([blurred[:3].reshape(-1, 3), blurred[-3:].reshape(-1, 3),
+                             blurred[:, :3].reshape(-1, 3), blurred[:, -3:].reshape(-1, 3)])
+    table = np.median(border.astype(np.float64), axis=0)
+    return None, HandCard(beside_hand[1], _table_sides(beside_hand[2], table))
 
 
 def _table_outline(blurred: np.ndarray, loose: bool
@@ -437,6 +469,17 @@ def _one_table(beyond: np.ndarray) -> bool:
     shares = lit / lit.sum(axis=1, keepdims=True)
     return bool(len(lit) < 2 or np.abs(shares[:, None, :] - shares[None, :, :]).max()
                 <= ONE_TABLE)
+
+
+def _table_sides(beyond: np.ndarray, table: np.ndarray) -> tuple[bool, ...]:
+    """Which sides border the table along their whole length: the colour beyond each of
+    its profiles (``(4, samples, 3)`` BGR) has the table's hue (``table``, the frame's
+    border: see :func:`_one_table`) or is too dark to have one (a shadow); one stray
+    profile is let through (noise), a finger over two or more is not."""
+    shares = beyond / np.maximum(beyond.sum(axis=2, keepdims=True), 1.0)
+    like = (np.abs(shares - table / max(float(table.sum()), 1.0)).max(axis=2) <= ONE_TABLE) | (
+        beyond.sum(axis=2) < HUED)
+    return tuple(bool(count <= 1) for count in (~like).sum(axis=1))
 
 
 def _sides(quad: np.ndarray, shortest: float

@@ -17,8 +17,9 @@ Where the frame's edge cuts a card, what shows fixes the rest:
 Each visible side is measured on the frame the way a whole card's are
 (:func:`vision.detect.edge_steps`), only where the profiles lie inside the frame, and must
 show a clean step from table to paper along most of that length (a hand's edge does not).
-The completed card is read only at the index corners whose index box lies wholly inside
-the frame: the corner reader (:mod:`vision.index_corner`) is told which.
+A whole card a hand borders (:func:`beside_hand`) is read the same way, at an index corner
+between two sides that border the table. The completed card is read only at the index
+corners whose index box lies wholly inside the frame: the corner reader (:mod:`vision.index_corner`) is told which.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from vision.detect import (
     PAPER_MAX_AREA,
     PAPER_OPENINGS,
     WORK_WIDTH,
+    HandCard,
     _card_shaped,
     clockwise,
     edge_steps,
@@ -212,6 +214,28 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
                                  for other in completed[1:]):
                 return completed[0]
     return None
+
+
+def beside_hand(hand: HandCard, shape: CardShape, index: Box, width: int, height: int
+                ) -> PartialCard | None:
+    """A card a hand borders (:func:`vision.detect.survey`), read only at an index corner
+    both of whose sides border the table along their whole length (a hand over the corner
+    crosses one of them) and whose ``index`` box lies wholly in the ``width`` x ``height``
+    frame; and only when the card has the deck's shape, square and of its proportions (a
+    hand's edge taken for one of its sides would make it shorter or askew). None when no
+    corner is usable."""
+    quad = hand.quad.astype(np.float64)
+    short = (quad[1] - quad[0] + quad[2] - quad[3]) / 2
+    long = (quad[3] - quad[0] + quad[2] - quad[1]) / 2
+    aspect = float(np.linalg.norm(shape.unstretched(long))
+                   / max(float(np.linalg.norm(shape.unstretched(short))), 1e-9))
+    if not (_square(short, long, shape)
+            and abs(aspect - shape.aspect) <= ASPECT_TOLERANCE * shape.aspect):
+        return None
+    sides = hand.table_sides
+    usable = tuple(corner for corner in usable_corners(hand.quad, width, height, index)
+                   if sides[corner - 1] and sides[corner])
+    return PartialCard(hand.quad, usable) if usable else None
 
 
 def _same_card(first: np.ndarray, second: np.ndarray) -> bool:

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.detect import detect, rectify
+from vision.detect import Detection, HandCard, detect, rectify, survey
 from vision.index_corner import CornerReader
 from vision.model import DeckModel, Match, card_of
-from vision.partial import find_partial_card
+from vision.partial import beside_hand, find_partial_card
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ class Recogniser:
         start = time.perf_counter()
         if self.model.roi is not None:  # a fixed camera: the region is the index
             return self._decide(self.model.read(frame), start)
-        found = detect(frame)
+        quad, hand = survey(frame)
+        found = None if quad is None else Detection(quad, rectify(frame, quad))
         match = None if found is None else self.model.match(found.card)
         if match is None or match.distance > self.model.max_distance:
             # Not the deck as found: a picture in the table's colour may have cut the card
@@ -65,7 +66,7 @@ class Recogniser:
             if second is not None and (match is None or second.distance < match.distance):
                 match = second
         if match is None and self.model.corners is not None:
-            return self._read_corner(frame, self.model.corners, start)
+            return self._read_corner(frame, self.model.corners, hand, start)
         if match is None:
             # Also a card partly out of the frame, or under a hand along a whole side:
             # what shows may be part of a card, never read.
@@ -74,11 +75,15 @@ class Recogniser:
                                time.perf_counter() - start)
         return self._decide(match, start)
 
-    def _read_corner(self, frame: np.ndarray, corners: CornerReader, start: float
-                     ) -> Recognition:
-        """A card the frame's edge cuts, by an index corner wholly in view; the corner
-        reader's own limits, and a threshold set by hand raises its threshold too."""
+    def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: HandCard | None,
+                     start: float) -> Recognition:
+        """A card the frame's edge cuts, or a hand borders, by an index corner wholly in
+        view (between two sides on the table); the corner reader's own limits, and a
+        threshold set by hand raises its threshold too."""
         partial = find_partial_card(frame, corners.shape, corners.box)
+        if partial is None and hand is not None:
+            height, width = frame.shape[:2]
+            partial = beside_hand(hand, corners.shape, corners.box, width, height)
         read = None if partial is None else corners.read(rectify(frame, partial.quad),
                                                          partial.usable)
         if read is None:
