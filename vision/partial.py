@@ -216,6 +216,17 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
     return None
 
 
+def find_in_part(frame: np.ndarray, shape: CardShape, index: Box, hand: HandCard | None
+                 ) -> PartialCard | None:
+    """A card the frame's edge cuts (:func:`find_partial_card`), else the card a hand
+    borders (``hand``, from :func:`vision.detect.survey`; :func:`beside_hand`)."""
+    found = find_partial_card(frame, shape, index)
+    if found is None and hand is not None:
+        height, width = frame.shape[:2]
+        found = beside_hand(hand, shape, index, width, height)
+    return found
+
+
 def beside_hand(hand: HandCard, shape: CardShape, index: Box, width: int, height: int
                 ) -> PartialCard | None:
     """A card a hand borders (:func:`vision.detect.survey`), read only at an index corner

@@ -22,7 +22,7 @@ from shoe_controller.cards import Card
 from vision.detect import Detection, HandCard, detect, rectify, survey
 from vision.index_corner import CornerReader
 from vision.model import DeckModel, Match, card_of
-from vision.partial import beside_hand, find_partial_card
+from vision.partial import find_in_part
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,7 @@ class Recogniser:
         """A card the frame's edge cuts, or a hand borders, by an index corner wholly in
         view (between two sides on the table); the corner reader's own limits, and a
         threshold set by hand raises its threshold too."""
-        partial = find_partial_card(frame, corners.shape, corners.box)
-        if partial is None and hand is not None:
-            height, width = frame.shape[:2]
-            partial = beside_hand(hand, corners.shape, corners.box, width, height)
+        partial = find_in_part(frame, corners.shape, corners.box, hand)
         read = None if partial is None else corners.read(rectify(frame, partial.quad),
                                                          partial.usable)
         if read is None:
