@@ -55,7 +55,8 @@ def corner_vector(card: np.ndarray, split: Split | None, box: Box) -> np.ndarray
         return unit(box_features(card, box))
     rank_box, suit_box = split
     return unit(np.concatenate([glyph_features(card, rank_box, colour=False),
-                                glyph_features(card, suit_box, colour=True)]))
+                                glyph_features(card, suit_box, colour=True),
+                                box_features(card, box)]))
 
 
 def turned(card: np.ndarray, corner: int) -> np.ndarray:
