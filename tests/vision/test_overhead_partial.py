@@ -9,12 +9,18 @@ that is not the frame's edge is never completed.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import cv2
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vision.detect import find_card
+from vision.index_corner import CornerReader
+from vision.model import DeckModel, VisionModelError
 from vision.partial import CardShape, complete_side, find_partial_card, learn_shape
 
 FRAME = (540, 960)  # rows, columns
@@ -185,3 +191,43 @@ def test_a_blank_frame_or_felt_alone_is_no_card() -> None:
                   np.full((rows, columns, 3), FELT, np.uint8),
                   np.full((rows, columns, 3), 255, np.uint8)):
         assert find_partial_card(image, SHAPE, INDEX) is None
+
+
+def _deck_with_corners() -> DeckModel:
+    """A small deck (two cards, unit vectors) with a corner reader, to save and load."""
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(4, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    labels = np.array([0, 0, 1, 1])
+    reader = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3), SHAPE, 0.9, 0.2)
+    return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
+
+
+def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
+    deck = _deck_with_corners()
+    loaded = DeckModel.load("cornered", deck.save(tmp_path).parent).corners
+    assert loaded is not None and deck.corners is not None
+    assert loaded.shape == SHAPE and loaded.box == deck.corners.box
+    assert (loaded.max_distance, loaded.threshold) == (0.9, 0.2)
+    assert np.array_equal(loaded.vectors, deck.corners.vectors)
+    assert np.array_equal(loaded.labels, deck.corners.labels)
+
+
+@pytest.mark.parametrize("corrupt", [
+    {"box": [0.0, 0.0, 1.5, 0.3]},  # beyond the card
+    {"shape": [0.0, 1.4]},  # no stretch
+    {"threshold": float("nan")},
+    {"shape": "wide"},
+])
+def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
+                                                  ) -> None:
+    path = _deck_with_corners().save(tmp_path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["corners"].update(corrupt)
+    arrays["meta"] = np.array(json.dumps(meta))
+    with path.open("wb") as handle:
+        np.savez_compressed(handle, **arrays)
+    with pytest.raises(VisionModelError, match="bad index corners"):
+        DeckModel.load("cornered", tmp_path)

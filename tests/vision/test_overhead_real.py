@@ -27,23 +27,22 @@ HEARTS = Path(__file__).resolve().parents[2].parent / "shared" / "real-cards" / 
 pytestmark = pytest.mark.skipif(not HEARTS.is_dir(), reason=f"{HEARTS} is not here")
 
 
-def _partly_out_of_frame() -> list[tuple[Path, Card]]:
-    """Every photo of the whole set flagged as partly out of frame (flags.csv)."""
+def _flagged() -> list[tuple[Path, Card]]:
+    """Every photo of the whole set flagged in flags.csv (partly out of frame, a hand over
+    the card, motion blur, a small far card, another card's back in view, in shadow)."""
     with (HEARTS / "flags.csv").open(newline="") as handle:
-        flagged = {row["file"] for row in csv.DictReader(handle)
-                   if row["flag"] == "partial_out_of_frame"}
+        flagged = {row["file"] for row in csv.DictReader(handle)}
     return [(path, card) for path, card in read_labels(HEARTS) if path.name in flagged]
 
 
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, 34 with a whole card enrolled,
-    7H left out with fewer than 2; 771 read): 429 right (55.6 %; 411 before cards cut by
-    the frame's edge were completed and read by an index corner), none wrong, the rest
-    declined; seed 7 55.4 %, none wrong. Asserted: no wrong read, at least 54 % right, CPU
-    p95 within the 20 ms target; the deck learnt the camera's card shape and keeps its
-    index corners when saved; and of the photos flagged partly out of frame, none read
-    wrong.
+    7H left out with fewer than 2; 771 read): 439 right (56.9 %; 411 before cards cut by
+    the frame's edge or bordered by a hand were read by an index corner), none wrong, the
+    rest declined; seed 7 57.1 %, none wrong. Asserted: no wrong read, at least 55 % right,
+    CPU p95 within the 20 ms target; the deck learnt the camera's card shape and keeps its
+    index corners when saved; and of the 33 flagged photos (flags.csv), none read wrong.
 
     Why the whole set: on a sample of 6 cards (AH 2H 5H 8H TH QH, every photo), before
     detection checked what lies beyond each edge, 2 to 14 of 351 reads were wrong (a hand's
@@ -56,7 +55,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.54, result.to_dict()
+    assert result.accuracy >= 0.55, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
@@ -66,6 +65,6 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     assert np.array_equal(loaded.vectors, corners.vectors)
     assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
     recogniser = Recogniser(held.model)
-    for path, card in _partly_out_of_frame():
+    for path, card in _flagged():
         read = recogniser.recognise(read_image(path))
         assert read.card is None or read.card == card, (path.name, read)
