@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -135,7 +135,7 @@ class CameraFallback:
             self._thread = None
         self.check()
 
-    def __enter__(self) -> CameraFallback:
+    def __enter__(self) -> Self:
         return self.attach()
 
     def __exit__(self, *exc: object) -> None:
@@ -181,7 +181,7 @@ class CameraFallback:
                 else:
                     self._cross_check(counter, scanner)
             except Exception as exc:
-                log.error("camera fallback failed: %s", exc, exc_info=True)
+                log.exception("camera fallback failed")
                 self._error = exc
                 if self.on_error is not None:
                     self.on_error(exc)

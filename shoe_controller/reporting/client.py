@@ -260,7 +260,7 @@ class TableSystemReporter:
         self._thread.join(10)
         self._thread = None
 
-    def __enter__(self) -> TableSystemReporter:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -473,7 +473,7 @@ class TableSystemReporter:
     async def _run_session(self, ws: ClientConnection) -> None:
         tasks = {asyncio.ensure_future(self._read(ws)), asyncio.ensure_future(self._write(ws))}
         try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in tasks:
                 task.cancel()

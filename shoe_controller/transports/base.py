@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Self
 
 from shoe_controller.errors import TransportError
 
@@ -111,7 +112,7 @@ class Transport(ABC):
     def write(self, data: bytes) -> None:
         """Send all of ``data`` or raise :class:`TransportError`."""
 
-    def __enter__(self) -> Transport:
+    def __enter__(self) -> Self:
         self.open()
         return self
 

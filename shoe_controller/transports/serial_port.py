@@ -22,6 +22,7 @@ and the port is closed, so a :class:`ReconnectingTransport` can bring it back.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import select
@@ -169,19 +170,17 @@ class SerialTransport(Transport):
             return
         cancel_write = getattr(port, "cancel_write", None)
         if callable(cancel_write):
-            try:
+            # Best effort: the port may already be dead.
+            with contextlib.suppress(Exception):
                 cancel_write()
-            except Exception:  # noqa: BLE001 - best effort; the port may already be dead
-                pass
         # Take both locks so no thread is inside pyserial when the fd goes away (a reused fd
         # number would otherwise receive another file's bytes).
         with self._read_lock, self._write_lock:
             self._port = None
             _close_socket_at_once(port)
-            try:
+            # Closing a vanished device may fail: it is gone either way.
+            with contextlib.suppress(Exception):
                 port.close()
-            except Exception:  # noqa: BLE001 - closing a vanished device may fail; it's gone
-                pass
 
     def read(self, size: int = DEFAULT_READ_SIZE, timeout: float | None = None) -> bytes:
         check_read_args(size, timeout)

@@ -27,7 +27,6 @@ import paho.mqtt.client as mqtt
 import pytest
 
 import simulators.mosquitto
-
 from shoe_controller.cards import Card, new_shoe
 from shoe_controller.config import load_run_config
 from shoe_controller.device import ShoeConnection

@@ -221,9 +221,10 @@ def test_acl_refuses_a_table_publishing_under_another_id(tmp_path: Path) -> None
 
 
 def _view(**changes: Any) -> TableView:
-    base = dict(state="in_play.dealing.initial_deal", alarm="ok", prompt="Deal", level=Level.ACTION,
-                detail="", exit_locked=False, lights=(), round=1, cards_dealt=0, due="player",
-                latched=(), lid_open=False, link_up=True)
+    base = {"state": "in_play.dealing.initial_deal", "alarm": "ok", "prompt": "Deal",
+            "level": Level.ACTION, "detail": "", "exit_locked": False, "lights": (), "round": 1,
+            "cards_dealt": 0, "due": "player", "latched": (), "lid_open": False,
+            "link_up": True}
     base.update(changes)
     return TableView(**base)
 

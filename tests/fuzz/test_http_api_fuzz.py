@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from web.rig import PIN, SUPERVISOR, WebTable, web_table
 
 from shoe_controller.cards import new_shoe
-from web.rig import PIN, SUPERVISOR, WebTable, web_table
 
 ALLOWED = {200, 202, 400, 403, 404, 405, 409, 413, 415, 422, 429}
 SETTINGS = settings(max_examples=150, deadline=None,
@@ -74,8 +74,8 @@ bodies = st.fixed_dictionaries({}, optional={
 @given(payload=st.binary(max_size=2000) | json_values.map(lambda v: json.dumps(v).encode())
        | bodies.map(lambda d: json.dumps(d).encode()),
        path=st.sampled_from(["api/supervisor/login", "api/supervisor/action"]),
-       content_type=st.sampled_from(["application/json", "text/plain", "application/x-www"
-                                                                       "-form-urlencoded"]))
+       content_type=st.sampled_from(["application/json", "text/plain",
+                                     "application/x-www-form-urlencoded"]))
 def test_any_body_gets_a_clear_answer(live: WebTable, payload: bytes, path: str,
                                       content_type: str) -> None:
     status, body = request(live.url + path, payload, "POST", content_type)

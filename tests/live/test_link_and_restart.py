@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from shoe_controller.table.controller import LINK_GRACE_SECONDS
-
 from firmware_protocol.messages import SetExitLock
 from shoe_controller.games.registry import create_game
+from shoe_controller.table.controller import LINK_GRACE_SECONDS
 from shoe_controller.table.inputs import input_from_record
 from shoe_controller.table.irregularities import Irregularity
 from shoe_controller.table.machine import rebuild

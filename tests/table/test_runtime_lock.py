@@ -8,9 +8,10 @@ from shoe_controller.table.runtime import journal_lock, running_table
 
 def test_a_journal_serves_one_controller_at_a_time(tmp_path) -> None:
     journal = tmp_path / "table.sqlite"
-    with journal_lock(journal), pytest.raises(JournalError, match="in use by another shoe"):
-        with journal_lock(journal):
-            pass
+    # A second lock taken while the first is held fails.
+    with journal_lock(journal), pytest.raises(JournalError, match="in use by another shoe"), \
+            journal_lock(journal):
+        pass
     with journal_lock(journal):  # released again
         pass
 

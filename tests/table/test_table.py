@@ -53,7 +53,7 @@ def test_whole_shoe_matches_replay(profile: str, decks: int, seed: int) -> None:
         assert {k: event[k] for k in line if k not in ("type", "round")} == {
             k: v for k, v in line.items() if k not in ("type", "round")
         }
-    finished = [e for e in driver.events if e["type"] == "shoe_finished"][0]
+    finished = next(e for e in driver.events if e["type"] == "shoe_finished")
     assert finished["cards_used"] == replay[-1]["cards_used"]
 
 

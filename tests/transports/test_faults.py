@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import pytest
@@ -120,7 +121,7 @@ def test_faults_do_not_depend_on_how_the_stream_is_split(cuts: list[int], seed: 
     injector = FaultInjector(config)
     pieces: list[bytes] = []
     bounds = [0, *sorted(cuts), len(stream)]
-    for start, stop in zip(bounds, bounds[1:], strict=False):
+    for start, stop in itertools.pairwise(bounds):
         pieces += injector(stream[start:stop])
     assert b"".join(pieces) == whole
 
@@ -232,7 +233,7 @@ def test_manipulator_disconnect_cuts_a_memory_wire() -> None:
         FaultConfig(disconnect_rate=1.0),
         on_disconnect=lambda: holder["wire"].break_connection("fault"),  # type: ignore[attr-defined]
     )
-    host, device = memory_pair(host_to_device=injector)
+    host, _device = memory_pair(host_to_device=injector)
     holder["wire"] = host.wire
     with pytest.raises(TransportError, match="fault"):
         host.write(b"abc")

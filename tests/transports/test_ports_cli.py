@@ -30,7 +30,7 @@ def test_shoe_ports_text_runs_on_this_machine(capsys: pytest.CaptureFixture[str]
 
 
 def test_no_ports_and_no_libusb_read_sensibly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("serial.tools.list_ports.comports", lambda: [])
+    monkeypatch.setattr("serial.tools.list_ports.comports", list)
     import usb.core
 
     def no_backend(*args: object, **kwargs: object) -> None:

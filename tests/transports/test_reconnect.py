@@ -89,7 +89,7 @@ def test_usb_unplug_during_blocked_read_and_replug() -> None:
     with link:
         gadget.unplug()
         assert link.read(10, 0.3) == b""
-        assert [e.kind for e in events][0] is TransportEventKind.LOST
+        assert next(e.kind for e in events) is TransportEventKind.LOST
         assert "No such device" in events[0].reason
         gadget.replug()
         wait_until(lambda: (link.read(10, 0.02), link.is_connected)[1], what="reconnection")

@@ -61,7 +61,7 @@ def test_pty_detection_and_exclusive_lock() -> None:
     with open_pty_pair() as pty:
         assert is_pty_path(pty.slave_path)
         assert not is_pty_path("socket://127.0.0.1:1")
-        with SerialTransport(pty.slave_path):
+        with SerialTransport(pty.slave_path):  # noqa: SIM117 - the inner one must fail
             with pytest.raises(TransportError):  # a second controller on the same shoe
                 SerialTransport(pty.slave_path).open()
 

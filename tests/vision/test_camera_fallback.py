@@ -9,20 +9,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from live.rig import (  # type: ignore[import-not-found]
+    TableShoeModel,
+    check_no_card_lost,
+    live_table,
+    one_deck,
+    plan_of,
+    records_of,
+)
 
 from shoe_controller.camera_fallback import CameraFallback, check_against_scanner
 from shoe_controller.cards import Card
 from simulators.camera import SimulatedCamera, render_deck
 from simulators.camera_realism import (
-    FACE_HEIGHT, IN_SHOE_CORNER, RealisticCamera, realistic_frame,
+    FACE_HEIGHT,
+    IN_SHOE_CORNER,
+    RealisticCamera,
+    realistic_frame,
 )
 from vision.model import enroll
 from vision.recognise import Recogniser
 from vision.roi import WHOLE_FRAME
-
-from live.rig import (  # type: ignore[import-not-found]
-    TableShoeModel, check_no_card_lost, live_table, one_deck, plan_of, records_of,
-)
 
 from .conftest import enrol_design
 

@@ -6,7 +6,6 @@ import copy
 import json
 from pathlib import Path
 
-
 from shoe_controller.cli import main
 from simulators.camera import write_labelled_folder
 
