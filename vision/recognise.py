@@ -7,7 +7,8 @@ taking a wrong card. A card not found, or found but not like the deck, is looked
 more with a looser mask (:func:`vision.detect.find_card`), which costs time only on such
 frames. A frame with no whole card in it may show one the frame's edge cuts: completed from
 what shows (:mod:`vision.partial`), it is read by an index corner wholly in view, under the
-deck's own corner limits (:mod:`vision.index_corner`), if the deck learnt them.
+deck's own corner limits (:mod:`vision.index_corner`), if the deck learnt them; so is a whole
+card the whole-card read declined.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from shoe_controller.cards import Card
 from vision.detect import Detection, HandCard, detect, rectify, survey
 from vision.index_corner import CornerReader
 from vision.model import DeckModel, Match, card_of
-from vision.partial import find_in_part
+from vision.partial import find_in_part, usable_corners
 
 
 @dataclass(frozen=True)
@@ -73,20 +74,39 @@ class Recogniser:
             return Recognition(None, 0.0, float("inf"), None,
                                "no card found in the frame (none, or not all of it in view)",
                                time.perf_counter() - start)
-        return self._decide(match, start)
+        decided = self._decide(match, start)
+        if decided.card is None and found is not None and self.model.corners is not None:
+            # The whole card was not taken (unsure, or unlike the deck as a whole: a hand's
+            # shadow over the pips, a blur): its index alone may be, under the index's
+            # own limits, at the corners wholly in the frame.
+            height, width = frame.shape[:2]
+            usable = usable_corners(found.quad, width, height, self.model.corners.box)
+            by_index = self._read_index(found.card, usable, self.model.corners, start)
+            if by_index is not None and by_index.card is not None:
+                return by_index
+        return decided
 
     def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: HandCard | None,
                      start: float) -> Recognition:
         """A card the frame's edge cuts, or a hand borders, by an index corner wholly in
-        view (between two sides on the table); the corner reader's own limits, and a
-        threshold set by hand raises its threshold too."""
+        view (between two sides on the table)."""
         partial = find_in_part(frame, corners.shape, corners.box, hand)
-        read = None if partial is None else corners.read(rectify(frame, partial.quad),
-                                                         partial.usable)
+        read = None if partial is None else self._read_index(
+            rectify(frame, partial.quad), partial.usable, corners, start)
         if read is None:
             return Recognition(None, 0.0, float("inf"), None,
                                "no card found in the frame (none, or too little of it in "
                                "view to read an index corner)", time.perf_counter() - start)
+        return read
+
+    def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
+                    start: float) -> Recognition | None:
+        """A rectified card by its ``usable`` index corners; the corner reader's own
+        limits, and a threshold set by hand raises its threshold too. None when no corner
+        is usable."""
+        read = corners.read(card, usable)
+        if read is None:
+            return None
         match = Match(card_of(read.label), read.confidence, read.distance,
                       None if read.runner_up is None else card_of(read.runner_up))
         threshold = corners.threshold if self.threshold == self.model.threshold else max(
