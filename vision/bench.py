@@ -24,8 +24,10 @@ import numpy as np
 from shoe_controller.cards import Card
 from shoe_controller.errors import CardCodeError
 from vision.capture import read_image
-from vision.detect import detect
-from vision.model import DeckModel, VisionModelError, enroll
+from vision.detect import detect, rectify, survey
+from vision.index_corner import Partly, learn_corners
+from vision.model import MIN_SPLIT_THRESHOLD, DeckModel, VisionModelError, card_index, enroll
+from vision.partial import find_in_part
 from vision.recognise import Recogniser
 from vision.roi import Roi, crop
 
@@ -82,7 +84,50 @@ def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None 
     no card was found in them (named, so the operator can retake them). With ``roi`` (a
     fixed camera) the frames are not searched for a card: the region is the index corner."""
     samples, quads, skipped = enrolment_detections(items, roi)
-    return enroll(name, samples, roi=roi, quads=quads), skipped
+    model = enroll(name, samples, roi=roi, quads=quads)
+    if quads is not None:
+        learn_partly_found(model, samples, quads,
+                           [(path, card) for path, card in items if path.name in set(skipped)])
+    return model, skipped
+
+
+def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Card]],
+                       quads: Sequence[np.ndarray], items: Sequence[tuple[Path, Card]]
+                       ) -> list[str]:
+    """The deck's corner reader learnt again from every whole card (``samples`` and their
+    ``quads``, with cards the deck itself left out) and the enrolment photos where no whole
+    card was found (``items``) but part of one is (:func:`vision.partial.find_in_part`,
+    with the card shape the whole cards taught). A card the first reader knows is added
+    only if that reader reads it right and accepts it: a card completed wrongly (cardai
+    seed 2024: an 8H and a 9H of session s1, nearest to each other) would raise the
+    threshold for every read. Returns the names of the photos added."""
+    corners = model.corners
+    if corners is None:
+        return []
+    known = set(corners.labels.tolist())
+    partly: list[Partly] = []
+    names: list[str] = []
+    for path, card in items:
+        frame = read_image(path)
+        found = find_in_part(frame, corners.shape, corners.box, survey(frame)[1])
+        if found is None:
+            continue
+        label = card_index(card)
+        card_image = rectify(frame, found.quad)
+        read = corners.read(card_image, found.usable)
+        if label in known and not (
+                read is not None and read.label == label
+                and read.confidence >= corners.threshold
+                and read.distance <= corners.max_distance):
+            continue
+        partly.append((card_image, found.usable, label))
+        names.append(path.name)
+    relearnt = learn_corners(
+        [image for image, _ in samples], np.array([card_index(card) for _, card in samples]),
+        quads, model.split, model.layout, MIN_SPLIT_THRESHOLD, partly)
+    if relearnt is not None:
+        model.corners = relearnt
+    return names
 
 
 def enrolment_samples(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
@@ -242,11 +287,15 @@ class HoldoutResult:
     enrol_seconds: float
     per_card: int
     seed: int
+    partly: list[str] = field(default_factory=list)
+    """Enrolment photos with no whole card whose index corners were enrolled (the card
+    found partly: :func:`learn_partly_found`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"per_card": self.per_card, "seed": self.seed,
                 "enrol_seconds": round(self.enrol_seconds, 2),
                 "enrolled_frames": self.enrolled, "skipped": self.skipped,
+                "enrolled_by_corner": self.partly,
                 "cards_not_enrolled": self.not_enrolled, **self.result.to_dict()}
 
 
@@ -269,6 +318,9 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
         quad for quad, keeping in zip(quads, keep, strict=True) if keeping]
     model = (enroll(name, kept, roi=roi, quads=kept_quads)
              if len({card for _, card in kept}) >= 2 else None)
+    partly = [] if model is None or quads is None else learn_partly_found(
+        model, samples, quads, [(path, card) for path, card in enrol_items
+                                if path.name in set(skipped)])
     enrol_seconds = time.process_time() - start
     if model is None:
         result = BenchResult(frames=len(test_items), declined=len(test_items))
@@ -276,4 +328,4 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
         result = measure(Recogniser(model), test_items,
                          read_sessions(folder) if sessions is None else sessions)
     return HoldoutResult(result, model, [path.name for path, _ in enrol_items], skipped,
-                         left_out, enrol_seconds, per_card, seed)
+                         left_out, enrol_seconds, per_card, seed, partly)

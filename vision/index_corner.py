@@ -113,10 +113,19 @@ class CornerReader:
         return CornerRead(label, confidence, d_best, int(self.labels[second]))
 
 
+Partly = tuple[np.ndarray, Sequence[int], int]
+"""An enrolment photo whose card was found only partly (:mod:`vision.partial`): the
+rectified card, its usable index corners and its card index."""
+
+
 def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Sequence[np.ndarray],
-                  split: Split | None, layout: str, floor: float) -> CornerReader | None:
-    """A deck's corner reader from its enrolment photos (rectified cards, their card
-    indices and their quads in the frame); None when the whole cards do not tell the
+                  split: Split | None, layout: str, floor: float,
+                  partly: Sequence[Partly] = ()) -> CornerReader | None:
+    """A deck's corner reader from its enrolment photos: rectified whole cards, their card
+    indices and their quads in the frame, and the usable corners of photos whose card was
+    found only partly (``partly``, with the shape the whole cards taught:
+    :func:`vision.bench.learn_partly_found`). A card with fewer than two photos is left
+    out (no other photo to read it against). None when the whole cards do not tell the
     camera's card shape (:func:`vision.partial.learn_shape`)."""
     from vision.model import held_out_limits  # the model module imports this one
 
@@ -124,12 +133,21 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     if shape is None:
         return None
     box = index_box(split, layout)
-    rows = np.stack([corner_vector(turned(image, corner), split, box)
-                     for corner in (0, 2) for image in images])
-    photo = np.tile(np.arange(len(images)), 2)
-    row_labels = np.tile(np.asarray(labels), 2)
+    views = [(turned(image, corner), photo, int(label)) for corner in (0, 2)
+             for photo, (image, label) in enumerate(zip(images, labels, strict=True))]
+    views += [(turned(card, corner), len(images) + extra, label)
+              for extra, (card, usable, label) in enumerate(partly) for corner in usable]
+    photos_of: dict[int, set[int]] = {}
+    for _, photo, label in views:
+        photos_of.setdefault(label, set()).add(photo)
+    views = [view for view in views if len(photos_of[view[2]]) >= 2]
+    if len({label for _, _, label in views}) < 2:
+        return None
+    rows = np.stack([corner_vector(view, split, box) for view, _, _ in views])
+    row_photos = np.array([photo for _, photo, _ in views])
+    row_labels = np.array([label for _, _, label in views])
     distances = np.sqrt(np.maximum(2.0 - 2.0 * (rows @ rows.T), 0.0))
-    distances[photo[:, None] == photo[None, :]] = np.inf  # a photo never votes for itself
+    distances[row_photos[:, None] == row_photos[None, :]] = np.inf  # never votes for itself
     nearest = np.argmin(distances, axis=1)
     d_best = distances[np.arange(len(rows)), nearest]
     predicted = row_labels[nearest]
