@@ -38,11 +38,13 @@ def _flagged() -> list[tuple[Path, Card]]:
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, 34 with a whole card enrolled,
-    7H left out with fewer than 2; 771 read): 439 right (56.9 %; 411 before cards cut by
-    the frame's edge or bordered by a hand were read by an index corner), none wrong, the
-    rest declined; seed 7 57.1 %, none wrong. Asserted: no wrong read, at least 55 % right,
-    CPU p95 within the 20 ms target; the deck learnt the camera's card shape and keeps its
-    index corners when saved; and of the 33 flagged photos (flags.csv), none read wrong.
+    7H left out of the deck with fewer than 2; 771 read): 471 right (61.1 %; 411 before
+    cards cut by the frame's edge or bordered by a hand, and whole cards the whole-card
+    read declined, were read by an index corner; 7H is read by its index corners alone),
+    none wrong, the rest declined; seed 7 58.9 %, none wrong. Asserted: no wrong read, at
+    least 59 % right, CPU p95 within the 20 ms target; the deck learnt the camera's card
+    shape and keeps its index corners when saved; and of the 33 flagged photos
+    (flags.csv), none read wrong.
 
     Why the whole set: on a sample of 6 cards (AH 2H 5H 8H TH QH, every photo), before
     detection checked what lies beyond each edge, 2 to 14 of 351 reads were wrong (a hand's
@@ -55,7 +57,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.55, result.to_dict()
+    assert result.accuracy >= 0.59, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
