@@ -1,4 +1,5 @@
-"""A card partly out of the frame, completed from what shows (issue 16, vision/partial.py).
+"""A card partly out of the frame, completed from what shows, and a card a hand borders,
+read only at an index corner away from the hand (issue 16, vision/partial.py).
 
 The references are the drawing's own parameters, not the completion's code: a card drawn
 as a rectangle of known proportions at a known pose, seen through a camera that stretches
@@ -18,10 +19,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vision.detect import find_card
+from vision.detect import find_card, survey
 from vision.index_corner import CornerReader
 from vision.model import DeckModel, VisionModelError
-from vision.partial import CardShape, complete_side, find_partial_card, learn_shape
+from vision.partial import (
+    CardShape,
+    beside_hand,
+    complete_side,
+    find_partial_card,
+    learn_shape,
+)
 
 FRAME = (540, 960)  # rows, columns
 FELT = (40, 75, 28)  # BGR: green felt in dim light
@@ -231,3 +238,32 @@ def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[
         np.savez_compressed(handle, **arrays)
     with pytest.raises(VisionModelError, match="bad index corners"):
         DeckModel.load("cornered", tmp_path)
+
+
+SKIN = (120, 150, 205)  # BGR
+
+
+def test_a_card_a_hand_borders_is_read_only_at_the_corner_away_from_it() -> None:
+    """A hand from beyond the frame's bottom edge lies along most of the card's bottom
+    side: no whole card (a side borders something else than the table), but the card a
+    hand borders is kept, its bottom side marked as not bordering the table, and of its
+    index corners only the top-left one (both its sides on the felt) is usable, where it
+    was drawn."""
+    rows, columns = FRAME
+    drawn = _corners((480.0, 250.0), 0.0, 200.0)  # upright: top-left corner first
+    frame = _draw(drawn)
+    left, right = drawn[:, 0].min(), drawn[:, 0].max()
+    bottom = drawn[:, 1].max()
+    cv2.rectangle(frame, (int(left + 20), int(bottom) + 1), (int(right - 20), rows - 1),
+                  SKIN, -1)
+    quad, hand = survey(frame)
+    assert quad is None and hand is not None
+    gaps = np.linalg.norm(hand.quad[:, None, :] - drawn[None, :, :], axis=2)
+    assert gaps.min(axis=1).max() <= TOLERANCE, (hand.quad, drawn)
+    bottom_side = [side for side in range(4)
+                   if min(hand.quad[side][1], hand.quad[(side + 1) % 4][1]) > bottom - 10]
+    assert [not borders for borders in hand.table_sides] == [
+        side in bottom_side for side in range(4)]
+    found = beside_hand(hand, SHAPE, INDEX, columns, rows)
+    assert found is not None and len(found.usable) == 1
+    assert np.linalg.norm(found.quad[found.usable[0]] - drawn[0]) <= TOLERANCE
