@@ -12,6 +12,10 @@ arcs; and each edge is measured again on the full-resolution frame, to a fractio
 pixel, where the paper begins (see :func:`_edges_on_frame`). The index glyphs then sit at
 the same place on every rectified card.
 
+:func:`survey` also returns, when no card is found, the best card-shaped candidate a hand
+borders (:class:`HandCard`), which :mod:`vision.partial` may read at an index corner away
+from the hand.
+
 The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
 edges: which one depends on how the card lies, so enrolment stores both orientations.
 """

@@ -11,15 +11,16 @@ Where the frame's edge cuts a card, what shows fixes the rest:
 - two corners of one side show (the frame cuts across the two sides that leave them): the
   other two lie along those sides at the length the card's shape gives the visible side.
   Whether that side is a short or a long one is what the frame shows: only one of the two
-  lengths both reaches the frame's edge and puts the hidden corners beyond it; if both do,
-  the card is not completed.
+  lengths reaches (within :data:`ASPECT_TOLERANCE`) where the sides leave the frame; if
+  both do (a long side in view, little of the short ones), the card is not completed.
 
 Each visible side is measured on the frame the way a whole card's are
 (:func:`vision.detect.edge_steps`), only where the profiles lie inside the frame, and must
 show a clean step from table to paper along most of that length (a hand's edge does not).
 A whole card a hand borders (:func:`beside_hand`) is read the same way, at an index corner
 between two sides that border the table. The completed card is read only at the index
-corners whose index box lies wholly inside the frame: the corner reader (:mod:`vision.index_corner`) is told which.
+corners whose index box lies wholly inside the frame: the corner reader
+(:mod:`vision.index_corner`) is told which.
 """
 
 from __future__ import annotations
@@ -72,7 +73,10 @@ TOUCH = 6.0  # work pixels: a polygon's corner on the frame's edge from the blob
 AGREE_CORNERS = 0.05  # two completions of one blob agree within this share of the short side
 AGREE = 0.9  # least overlap of the completed card and the paper blob, inside the frame
 SQUARE = 0.12  # |cos| between neighbouring sides, the camera's stretch undone: ~7 degrees
-ASPECT_TOLERANCE = 0.12  # a three-corner card's sides within this share of the deck's shape
+ASPECT_TOLERANCE = 0.12
+"""How far a card's proportions may be from the deck's shape (a share of it): the learnt
+shape's own spread (perspective, the measured edges) is a few per cent; a short side taken
+for a long one is 40 % off."""
 SHAPE_MIN_TURN = 0.1
 """A whole card tells the camera's stretch only if it lies turned from the frame's axes:
 at least this |cos a_x b_x| / (|a| |b|) (a card turned by 6 degrees or more)."""
