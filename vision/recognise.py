@@ -8,7 +8,8 @@ more with a looser mask (:func:`vision.detect.find_card`), which costs time only
 frames. A frame with no whole card in it may show one the frame's edge cuts: completed from
 what shows (:mod:`vision.partial`), it is read by an index corner wholly in view, under the
 deck's own corner limits (:mod:`vision.index_corner`), if the deck learnt them; so is a whole
-card the whole-card read declined.
+card the whole-card read declined. A whole card the whole-card read takes is declined when
+its index (where the deck learnt its corners) reads as another card.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class Recogniser:
                                "no card found in the frame (none, or not all of it in view)",
                                time.perf_counter() - start)
         decided = self._decide(match, start)
+        if decided.card is not None and found is not None and self.model.corners is not None:
+            return self._check_index(frame, found, decided, self.model.corners, start)
         if decided.card is None and found is not None and self.model.corners is not None:
             # The whole card was not taken (unsure, or unlike the deck as a whole: a hand's
             # shadow over the pips, a blur): its index alone may be, under the index's
@@ -85,6 +88,29 @@ class Recogniser:
             if by_index is not None and by_index.card is not None:
                 return by_index
         return decided
+
+    def _check_index(self, frame: np.ndarray, found: Detection, decided: Recognition,
+                     corners: CornerReader, start: float) -> Recognition:
+        """A whole card read as one card is taken only if its index does not say another.
+        The pips of two cards of a suit can differ by little (a 6 and an 8: two pips), and
+        the whole-card deck may lack a card of the house's deck (one with too few whole
+        enrolment photos, which it then takes for its neighbour); the index tells them
+        apart. Any other card is a doubt, even one the index reader is unsure of (cardai,
+        draw 11: 8H, missing from the whole-card deck, was read as 6H six times; the
+        index's best guess said otherwise each time, though not always surely). An index
+        that looks like none of the deck's (beyond the corner reader's limit: blurred,
+        shadowed) says nothing either way."""
+        height, width = frame.shape[:2]
+        usable = usable_corners(found.quad, width, height, corners.box)
+        read = corners.read(found.card, usable)
+        if read is None or read.distance > corners.max_distance:
+            return decided
+        index = card_of(read.label)
+        if index == decided.card:
+            return decided
+        return Recognition(None, 0.0, decided.distance, decided.card,
+                           f"the card reads as {decided.card.code} but its index as "
+                           f"{index.code}", time.perf_counter() - start)
 
     def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: HandCard | None,
                      start: float) -> Recognition:
