@@ -66,7 +66,7 @@ class Recogniser:
             retry = detect(frame, loose=True)
             second = None if retry is None else self.model.match(retry.card)
             if second is not None and (match is None or second.distance < match.distance):
-                match = second
+                match, found = second, retry  # (its index is the one to check)
         if match is None and self.model.corners is not None:
             return self._read_corner(frame, self.model.corners, hand, start)
         if match is None:
