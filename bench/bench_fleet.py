@@ -405,7 +405,8 @@ def main() -> None:
 
     packed = args.tables - args.alone
     print(f"{args.tables} tables: {args.alone} each in a process of its own, {packed} in "
-          f"{min(args.workers, packed)} processes; {args.decks}-deck shoes, a card every {args.pace} s per table "
+          f"{min(args.workers, packed)} processes; {args.decks}-deck shoes, a card every "
+          f"{args.pace} s per table "
           f"({'all in step' if args.in_step else 'each table from its own moment'}), "
           f"journal durability {args.durability}; phases "
           f"without/with MQTT alternating x{args.repeats}; the broker and the pit on the same "
