@@ -31,15 +31,6 @@ DECISION_SECONDS = 1  # timeouts within the test's time
 PLAYERS_SEED = 3
 
 
-@pytest.fixture
-def procs(tmp_path: Path):
-    keeper = Procs(tmp_path)
-    try:
-        yield keeper
-    finally:
-        keeper.close()
-
-
 def fast_profile(directory: Path) -> Path:
     """blackjack-8d with a one-second decision time."""
     text = (PACKAGED_DIR / "blackjack-8d.toml").read_text(encoding="utf-8")

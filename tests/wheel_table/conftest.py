@@ -1,20 +1,7 @@
-"""Fixtures of the wheel table's process tests."""
+"""Fixtures of the wheel table's process tests: ``procs`` is the end-to-end tests' own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from tests.reporting.test_end_to_end import procs
 
-import pytest
-
-from tests.reporting.test_end_to_end import Procs
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    """Started processes, output in files; every survivor is killed at the end."""
-    keeper = Procs(tmp_path)
-    try:
-        yield keeper
-    finally:
-        keeper.close()
+__all__ = ["procs"]
