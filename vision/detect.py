@@ -22,6 +22,7 @@ edges: which one depends on how the card lies, so enrolment stores both orientat
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import cv2
@@ -213,17 +214,10 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     level, otsu = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     brightest = float(np.percentile(score, 99.5))
     _, strict = cv2.threshold(score, (level + brightest) / 2, 255, cv2.THRESH_BINARY)
-    area = score.shape[0] * score.shape[1]
     found: list[tuple[np.ndarray, np.ndarray]] = []
     for mask in (otsu, strict):
-        for size in PAPER_OPENINGS:
-            disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
-            opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disc)
-            contours, _ = cv2.findContours(opened, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-            for contour in contours:
-                blob = cv2.contourArea(contour)
-                if not MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
-                    continue
+        for blobs in opened_blobs(mask, MIN_AREA, cv2.CHAIN_APPROX_NONE):
+            for contour, blob in blobs:
                 hull = cv2.convexHull(contour)
                 hull_area = cv2.contourArea(hull)
                 quads = []
@@ -243,6 +237,23 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         if found:  # Otsu's level found a card: the strict level would find less of it
             break
     return found
+
+
+def opened_blobs(mask: np.ndarray, min_area: float, approximation: int
+                 ) -> Iterator[list[tuple[np.ndarray, float]]]:
+    """The blobs of a paper ``mask`` (contours and areas, between ``min_area`` and
+    :data:`PAPER_MAX_AREA` of the mask), once per disc of :data:`PAPER_OPENINGS` it is
+    opened with, smallest first: a finger touching the card comes off at the first disc
+    wider than it. A caller that found its card stops asking (a larger disc would find
+    the same card again, less exactly)."""
+    area = mask.shape[0] * mask.shape[1]
+    for size in PAPER_OPENINGS:
+        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
+        opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disc)
+        contours, _ = cv2.findContours(opened, cv2.RETR_EXTERNAL, approximation)
+        blobs = [(contour, cv2.contourArea(contour)) for contour in contours]
+        yield [(contour, blob) for contour, blob in blobs
+               if min_area * area <= blob <= PAPER_MAX_AREA * area]
 
 
 def _same_quad(first: np.ndarray, second: np.ndarray) -> bool:

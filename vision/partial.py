@@ -39,14 +39,13 @@ from vision.detect import (
     EDGE_REACH,
     EDGE_SAMPLES,
     ON_FRAME_EDGE,
-    PAPER_MAX_AREA,
-    PAPER_OPENINGS,
     WORK_WIDTH,
     HandCard,
     _card_shaped,
     clockwise,
     edge_steps,
     fit_edge,
+    opened_blobs,
     paper_mask,
 )
 
@@ -207,15 +206,8 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
     # working scale: closed, the blob is the card's outline again (a hand's bite is wider).
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(
         cv2.MORPH_ELLIPSE, (MARGIN_CLOSE, MARGIN_CLOSE)))
-    area = mask.shape[0] * mask.shape[1]
-    for size in PAPER_OPENINGS:
-        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
-        opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disc)
-        contours, _ = cv2.findContours(opened, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for contour in contours:
-            blob = cv2.contourArea(contour)
-            if not PARTIAL_MIN_AREA * area <= blob <= PAPER_MAX_AREA * area:
-                continue
+    for blobs in opened_blobs(mask, PARTIAL_MIN_AREA, cv2.CHAIN_APPROX_SIMPLE):
+        for contour, blob in blobs:
             # Each polygon that fits the blob tightly is completed: one of few sides may
             # cut across a corner in view near the frame's edge (a four-sided polygon
             # over three corners and the frame's cut), so they must all agree.
