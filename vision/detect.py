@@ -126,7 +126,7 @@ def survey(frame: np.ndarray, *, loose: bool = False
         if _leaves_frame(refined, width, height):
             continue
         corners, support, beyond = _edges_on_frame(frame, clockwise(refined / scale))
-        if not _card_shaped(corners):
+        if not card_shaped(corners):
             continue
         if _one_table(beyond):
             if best is None or support > best[0]:
@@ -180,7 +180,7 @@ def _table_outline(blurred: np.ndarray, loose: bool
         return None
     quad = _four_corners(hull)
     # A card is a filled rectangle: its blob fills most of its four-corner outline.
-    if quad is None or not _card_shaped(quad) or hull_area < FILLED * _area(quad):
+    if quad is None or not card_shaped(quad) or hull_area < FILLED * _area(quad):
         # A dark picture printed to the card's edge, on a dark table, bites a piece out of
         # the blob and the four-corner fit follows the bite. The card's visible edges still
         # bound it: the smallest rectangle round the blob is close, and the edges are then
@@ -231,7 +231,7 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
                     quads.append(box)
                 outline = contour.reshape(-1, 2).astype(np.float32)
                 found += [(quad, outline) for quad in quads
-                          if _card_shaped(quad) and blob >= PAPER_FILLED * _area(quad)]
+                          if card_shaped(quad) and blob >= PAPER_FILLED * _area(quad)]
             if found:  # a larger disc would find the same card again, less exactly
                 break
         if found:  # Otsu's level found a card: the strict level would find less of it
@@ -283,7 +283,7 @@ def _area(quad: np.ndarray) -> float:
     return float(cv2.contourArea(quad.reshape(-1, 1, 2).astype(np.float32)))
 
 
-def _card_shaped(quad: np.ndarray) -> bool:
+def card_shaped(quad: np.ndarray) -> bool:
     """Convex, each corner near a right angle and opposite sides of similar length, as a
     card seen from a camera above the table is (75 to 106 degrees and sides within 1.25
     of each other on every simulated frame): not a blob bitten by a dark picture. And no

@@ -41,7 +41,7 @@ from vision.detect import (
     ON_FRAME_EDGE,
     WORK_WIDTH,
     HandCard,
-    _card_shaped,
+    card_shaped,
     clockwise,
     edge_steps,
     fit_edge,
@@ -370,7 +370,7 @@ def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: B
     if quad is None:
         return None
     quad = clockwise(quad)
-    if not _card_shaped(quad):
+    if not card_shaped(quad):
         return None
     usable = usable_corners(quad, width, height, index)
     return PartialCard(quad, usable) if usable else None
