@@ -64,7 +64,7 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
             assert "offline" in gone.get_attribute("class")
             assert "OFFLINE: stopped" in gone.inner_text()
             # Blackjack's last result on its tile: "round N: dealer T; S outcome, ...".
-            said = page.locator(f".tile[data-table='{BLACKJACK}'] .result").inner_text()
+            said = page.locator(f".tile[data-table='{BLACKJACK}'] .last-result").inner_text()
             assert re.fullmatch(r"round \d+: dealer (BJ|\d+( bust)?); \d+(\.[12])? (win|lose|push)"
                                 r"(, \d+(\.[12])? (win|lose|push))*", said), said
             assert page.locator(".tile.latched").count() == 1

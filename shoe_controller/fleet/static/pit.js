@@ -66,7 +66,7 @@ function tileNode(t) {
     (shoe.cut_card_out ? " · cut card out" : "") + (shoe.finished ? " · finished" : "")));
   // The last round's result as the floor words it (baccarat's outcome and totals, blackjack's
   // dealer total and each seat's outcome): blackjack has no bead road.
-  if (t.last_result_text) node.append(el("div", "result", t.last_result_text));
+  if (t.last_result_text) node.append(el("div", "last-result", t.last_result_text));
   const beads = el("div", "beads");
   t.results.forEach((outcome, i) => {  // roulette's beads carry their number
     const number = (t.result_numbers || [])[i];
