@@ -117,9 +117,6 @@ def test_events_in_order_and_the_state_retained(tmp_path: Path, broker: Mosquitt
                 states = watcher.payloads("t-07", "state")
                 return bool(states) and states[-1]["shoe"]["finished"]
             watcher.wait(final_state_out, "the finished shoe's state")
-            # The publishing process reports its counters at most every STATUS_SECONDS.
-            watcher.wait(lambda: table.publisher.stats.events_published == len(
-                first_copies(watcher.payloads("t-07", "events"))), "the counters reported")
             scrape = table.controller.metrics.exposition().decode()
         events = first_copies(watcher.payloads("t-07", "events"))
         # Every event, in order, gap-free from 1, each valid against the schemas.
@@ -178,10 +175,9 @@ def test_state_republished_after_a_broker_restart(tmp_path: Path, broker: Mosqui
         watcher.close()
         broker.stop()  # a crash: the retained state is gone with it (no persistence)
         dealt = table.controller.view.cards_dealt
-        # Superseded while away, counted (reported within STATUS_SECONDS).
         watcher.wait(lambda: table.controller.view.cards_dealt >= dealt + 4
-                     and not table.publisher.connected and published.states_dropped > 0,
-                     "cards dealt while it is away, the states they superseded counted")
+                     and not table.publisher.connected, "cards dealt while it is away")
+        assert published.states_dropped > 0  # superseded while away, counted
         broker.start()
         fresh = Subscriber(broker)
         try:
