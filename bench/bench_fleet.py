@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_fleet.py [--tables 100] [--alone 20] [--workers 4]
                                           [--pace 0.5] [--decks 1] [--durability full]
-                                          [--in-step] [--publisher-nice N]
+                                          [--in-step]
 
 Each table is the real thing in-process (``running_table``: journal, table, controller in its
 own thread; the software shoe on an in-memory wire; a virtual dealer drawing a card every
@@ -21,9 +21,7 @@ one run:
 1. **without MQTT**, then
 2. **with MQTT**: each table with its own ``MqttPublisher`` (as ``shoe run --mqtt``) to one
    private Mosquitto on loopback, read by one real ``shoe pit`` process, whose
-   ``/api/stream`` (what the pit page gets) this script reads. The publisher's thread runs
-   at the product's lower priority (``fleet.publisher.NICE``); ``--publisher-nice 0`` runs it
-   at the table's, the control that shows what that priority buys.
+   ``/api/stream`` (what the pit page gets) this script reads.
 
 Figures:
 
@@ -99,7 +97,6 @@ def _deal_tables(spec: dict[str, Any], ready: Any) -> dict[str, Any]:
     from shoe_controller.cards import new_shoe
     from shoe_controller.config import load_run_config
     from shoe_controller.device import ShoeConnection
-    from shoe_controller.fleet import publisher as publisher_module
     from shoe_controller.fleet.broker import Topics, broker_settings
     from shoe_controller.fleet.publisher import MqttPublisher
     from shoe_controller.table.runtime import running_table, services
@@ -112,8 +109,6 @@ def _deal_tables(spec: dict[str, Any], ready: Any) -> dict[str, Any]:
         def _watch_shuffle(self, view: Any) -> list[Any]:
             return []  # leaves the table after its shoe
 
-    if spec["publisher_nice"] is not None:  # the control: publishing at the table's priority
-        publisher_module.NICE = spec["publisher_nice"]
     directory = Path(spec["directory"])
     broker = broker_settings(spec["mqtt"]) if spec["mqtt"] else None
     out: dict[str, Any] = {"latencies": [], "seconds": [], "tables": {},
@@ -208,7 +203,7 @@ def deal_floor(args: argparse.Namespace, directory: Path, mqtt: str | None) -> d
     specs = [{"tables": group, "alone": is_alone, "directory": str(directory), "mqtt": mqtt,
               "pace": args.pace, "decks": args.decks, "profile": args.profile,
               "durability": args.durability, "timeout": args.timeout,
-              "in_step": args.in_step, "publisher_nice": args.publisher_nice}
+              "in_step": args.in_step}
              for group, is_alone in groups]
     context = multiprocessing.get_context("spawn")
     ready = context.Barrier(len(specs) + 1)
@@ -398,9 +393,6 @@ def main() -> None:
                         help="every table opens at the same moment, so their cards (and "
                         "their publishers' work) come together: the worst case (default: "
                         "each opens at a seeded moment within one pace, as on a floor)")
-    parser.add_argument("--publisher-nice", type=int, default=None,
-                        help="the publisher thread's nice increment (default the product's, "
-                             "fleet.publisher.NICE; 0: at the table's priority, the control)")
     parser.add_argument("--repeats", type=int, default=2,
                         help="each phase (without, with MQTT) this many times, alternating, "
                         "so that other load on the machine falls on both (default 2)")
@@ -409,10 +401,7 @@ def main() -> None:
     if args.workers == 0:
         args.alone = args.tables
     args.alone = max(0, min(args.alone, args.tables))
-    from shoe_controller.fleet.publisher import NICE
     from simulators.mosquitto import Mosquitto
-
-    publisher_nice = NICE if args.publisher_nice is None else args.publisher_nice
 
     packed = args.tables - args.alone
     print(f"{args.tables} tables: {args.alone} each in a process of its own, {packed} in "
@@ -420,9 +409,8 @@ def main() -> None:
           f"{args.pace} s per table "
           f"({'all in step' if args.in_step else 'each table from its own moment'}), "
           f"journal durability {args.durability}; phases "
-          f"without/with MQTT alternating x{args.repeats}; the publisher thread at nice "
-          f"+{publisher_nice}; the broker and the pit on the same machine (on a floor they have "
-          "machines of their own)", flush=True)
+          f"without/with MQTT alternating x{args.repeats}; the broker and the pit on the same "
+          "machine (on a floor they have machines of their own)", flush=True)
     # Card -> prompt of each phase, per group (True: the tables alone, False: packed).
     plain: dict[bool, list[list[float]]] = {True: [], False: []}
     mqtt: dict[bool, list[list[float]]] = {True: [], False: []}

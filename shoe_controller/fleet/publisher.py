@@ -26,9 +26,7 @@ Two threads, and why:
   :data:`EVENT_BACKLOG`; older ones are dropped and counted) and only the newest state
   (the changes it superseded are counted as dropped state updates). When the broker is
   back it publishes the status, the newest state (retained again: a broker that restarted
-  without persistence has lost it) and the events kept. It runs at a lower CPU priority
-  than the table (:func:`yield_cpu`): on a machine short of CPU the dealer's prompt comes
-  first, the pit's copy of it a little later.
+  without persistence has lost it) and the events kept.
 
 Nothing here can stop or slow the table: a broker down, refusing the login, or refusing a
 publish (ACL) is logged, counted (``shoe_mqtt_*`` metrics) and retried; a failure of the
@@ -40,9 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import secrets
-import sys
 import threading
 import time
 from collections import deque
@@ -83,28 +79,6 @@ ODDS_SECONDS = 5.0
 NOTHING_DUE = 3600.0
 #: How long a clean stop waits for the broker to take the "offline: stopped" status.
 GOODBYE_SECONDS = 2.0
-#: Added to the worker thread's nice value (Linux: each thread has its own): on a machine
-#: short of CPU the kernel runs the table's threads first (10: about a tenth of a contended
-#: core against a thread at the table's priority).
-NICE = 10
-
-
-def yield_cpu() -> None:
-    """Lower the calling thread's priority by :data:`NICE` (Linux schedules threads, and
-    ``setpriority`` on a thread's id changes that thread alone; elsewhere nothing changes).
-
-    Why this is safe with the interpreter lock: the worker takes it in short bursts
-    (:data:`BATCH_SECONDS` after the controller handed an input over, when the controller's
-    thread is done with it), so the controller rarely waits for a worker that the kernel has
-    put behind other work; measured in bench/bench_fleet.py (docs/fleet.md)."""
-    if sys.platform != "linux" or not NICE:
-        return  # elsewhere a thread's id is no process id setpriority knows
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid,
-                       min(19, os.getpriority(os.PRIO_PROCESS, tid) + NICE))
-    except OSError as exc:  # a priority it may not set: it publishes at the table's
-        log.info("mqtt: the publisher keeps the table's priority: %s", exc)
 
 
 def _json(document: Mapping[str, Any]) -> bytes:
@@ -357,7 +331,6 @@ class MqttPublisher:
 
     # ------------------------------------------------------------ worker thread
     def _run(self) -> None:
-        yield_cpu()
         try:
             wait = 0.0
             turn_at = 0.0  # monotonic: when the network needs its next turn

@@ -8,8 +8,6 @@ Schemas in docs/mqtt and docs/table-protocol; never the publisher's own function
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,7 +20,7 @@ from referencing import Registry, Resource
 
 from shoe_controller.cards import Card, new_shoe
 from shoe_controller.fleet.broker import Topics
-from shoe_controller.fleet.publisher import NICE, MqttPublisher
+from shoe_controller.fleet.publisher import MqttPublisher
 from shoe_controller.journal import Journal
 from shoe_controller.table.controller import Update
 from shoe_controller.table.machine import Level, TableView
@@ -266,22 +264,3 @@ def test_held_events_are_published_only_once_revealed(tmp_path: Path,
     finally:
         publisher.close()
         watcher.close()
-
-
-def test_the_publisher_thread_yields_the_cpu_to_the_table(tmp_path: Path,
-                                                          broker: Mosquitto) -> None:
-    """Publishing runs at a lower priority than the table (Linux: a thread's nice value is its
-    own), so a machine short of CPU serves the dealer's prompt first; the table's own
-    threads keep the process's priority."""
-    base = os.getpriority(os.PRIO_PROCESS, 0)
-    with fleet_table(tmp_path, broker.settings(), "t-05", seed=5, pace=0.01,
-                     wait_connected=True) as table:
-        threads = {t.name: t for t in threading.enumerate()}
-        worker = threads["mqtt-t-05"]
-        assert worker.native_id is not None
-        assert os.getpriority(os.PRIO_PROCESS, worker.native_id) == min(19, base + NICE)
-        controller = threads["controller-t-05"]
-        assert controller.native_id is not None
-        assert os.getpriority(os.PRIO_PROCESS, controller.native_id) == base
-        table.check()
-    assert os.getpriority(os.PRIO_PROCESS, 0) == base
