@@ -38,11 +38,12 @@ def _flagged() -> list[tuple[Path, Card]]:
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, 34 with a whole card enrolled,
-    7H left out of the deck with fewer than 2; 771 read): 471 right (61.1 %; 411 before
-    cards cut by the frame's edge or bordered by a hand, and whole cards the whole-card
-    read declined, were read by an index corner; 7H is read by its index corners alone),
-    none wrong, the rest declined; seed 7 58.9 %, none wrong. Asserted: no wrong read, at
-    least 59 % right, CPU p95 within the 20 ms target; the deck learnt the camera's card
+    7H left out of the deck with fewer than 2; 771 read): 481 right (62.4 %; 471 before
+    paper in shadow was looked for, detect.PAPER_DIM; 411 before cards cut by the frame's
+    edge or bordered by a hand, and whole cards the whole-card read declined, were read by
+    an index corner; 7H is read by its index corners alone), none wrong, the rest
+    declined; seed 7 63.3 %, none wrong. Asserted: no wrong read, at least 61 % right, CPU
+    p95 within the 20 ms target; the deck learnt the camera's card
     shape and keeps its index corners when saved; and of the 33 flagged photos
     (flags.csv), none read wrong.
 
@@ -57,7 +58,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.59, result.to_dict()
+    assert result.accuracy >= 0.61, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
@@ -76,8 +77,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
 def test_a_card_missing_from_the_whole_card_deck_is_not_read_as_its_neighbour() -> None:
     """Draw 11 leaves 8H out of the whole-card deck (fewer than 2 of its 5 enrolment photos
     show a whole card); before the index check, six 8H photos were read as 6H, whose pips
-    differ by two (precision 98.7 %). The index of each said otherwise: now declined, 450
-    of 771 right (58.4 %), none wrong. Asserted: no wrong read, and 8H among the cards the
+    differ by two (precision 98.7 %). The index of each said otherwise: now declined, 461
+    of 771 right (59.8 %), none wrong. Asserted: no wrong read, and 8H among the cards the
     whole-card deck lacks (what makes this draw the test)."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=11, name="hearts")
