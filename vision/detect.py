@@ -47,7 +47,8 @@ PAPER_FILLED = 0.5  # least share of its outline a card's paper fills, a hand ov
 PAPER_DIM = 0.5
 """The last paper level tried, as a share of Otsu's: a card in dim light whose paper along
 one side falls below Otsu's level (cardai: a court card's border ring broken on its shaded
-side, +10 of 771 photos read on draw 2024, none wrong; 0.6 and 0.75 read 9 and 7)."""
+side: on draws 2024, 7, 11 and 3, +10, +34, +11 and +14 of 771 photos read, none wrong;
+on draw 2024 0.6 and 0.75 read +9 and +7)."""
 OUT_OF_FRAME = 0.10
 """A corner may leave the frame by this share of the card's short side: its rounded tip and
 the blank margin beside the index (cardai: no wrong read at 0.10, 3 points more read than
