@@ -109,16 +109,13 @@ def survey(frame: np.ndarray, *, loose: bool = False
     measured on the frame then leave out; tried first, it would do so on every frame."""
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
         raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
-    scale = WORK_WIDTH / frame.shape[1]
-    small = cv2.resize(frame, (WORK_WIDTH, max(1, round(frame.shape[0] * scale))),
-                       interpolation=cv2.INTER_AREA)
-    blurred = cv2.GaussianBlur(small, (5, 5), 0)
+    scale, blurred = work_frame(frame)
     outlines = [_table_outline(blurred, loose)]
     if not loose:
         outlines += _paper_outlines(blurred)
     best: tuple[float, np.ndarray] | None = None
     beside_hand: tuple[float, np.ndarray, np.ndarray] | None = None
-    height, width = small.shape[:2]
+    height, width = blurred.shape[:2]
     measured: list[np.ndarray] = []
     for found in outlines:
         if found is None or any(_same_quad(found[0], quad) for quad in measured):
@@ -142,10 +139,24 @@ def survey(frame: np.ndarray, *, loose: bool = False
         return best[1], None
     if beside_hand is None or beside_hand[0] < MIN_EDGE_SUPPORT:
         return None, None
-    border = np.concatenate([blurred[:3].reshape(-1, 3), blurred[-3:].reshape(-1, 3),
-                             blurred[:, :3].reshape(-1, 3), blurred[:, -3:].reshape(-1, 3)])
-    table = np.median(border.astype(np.float64), axis=0)
+    table = np.median(_border(blurred).astype(np.float64), axis=0)
     return None, HandCard(beside_hand[1], _table_sides(beside_hand[2], table))
+
+
+def work_frame(frame: np.ndarray) -> tuple[float, np.ndarray]:
+    """The frame as the masks see it: scaled to :data:`WORK_WIDTH` (the scale returned),
+    and smoothed."""
+    scale = WORK_WIDTH / frame.shape[1]
+    small = cv2.resize(frame, (WORK_WIDTH, max(1, round(frame.shape[0] * scale))),
+                       interpolation=cv2.INTER_AREA)
+    return scale, cv2.GaussianBlur(small, (5, 5), 0)
+
+
+def _border(image: np.ndarray) -> np.ndarray:
+    """The pixels (rows of channels) of the image's 3-pixel border: the table, wherever
+    the card lies."""
+    return np.concatenate([image[:3].reshape(-1, 3), image[-3:].reshape(-1, 3),
+                           image[:, :3].reshape(-1, 3), image[:, -3:].reshape(-1, 3)])
 
 
 def _table_outline(blurred: np.ndarray, loose: bool
@@ -153,8 +164,7 @@ def _table_outline(blurred: np.ndarray, loose: bool
     """The coarse quad and outline of what differs from the table's colour (the frame's
     border), on the frame scaled to ``WORK_WIDTH``; None if nothing card-shaped."""
     lab = cv2.cvtColor(blurred, cv2.COLOR_BGR2LAB).astype(np.float32)
-    border = np.concatenate([lab[:3].reshape(-1, 3), lab[-3:].reshape(-1, 3),
-                             lab[:, :3].reshape(-1, 3), lab[:, -3:].reshape(-1, 3)])
+    border = _border(lab)
     table = np.median(border, axis=0)
     distance = np.linalg.norm(lab - table, axis=2)
     to_level = 255.0 / max(float(distance.max()), 1.0)  # Lab distance to a uint8 level
@@ -219,11 +229,15 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     hull)."""
     score = paper_mask(blurred)
     level, otsu = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    brightest = float(np.percentile(score, 99.5))
-    _, strict = cv2.threshold(score, (level + brightest) / 2, 255, cv2.THRESH_BINARY)
-    _, dim = cv2.threshold(score, PAPER_DIM * level, 255, cv2.THRESH_BINARY)
+
+    def masks() -> Iterator[np.ndarray]:  # each made only if the one before found no card
+        yield otsu
+        brightest = float(np.percentile(score, 99.5))
+        yield cv2.threshold(score, (level + brightest) / 2, 255, cv2.THRESH_BINARY)[1]
+        yield cv2.threshold(score, PAPER_DIM * level, 255, cv2.THRESH_BINARY)[1]
+
     found: list[tuple[np.ndarray, np.ndarray]] = []
-    for mask in (otsu, strict, dim):
+    for mask in masks():
         for blobs in opened_blobs(mask, MIN_AREA, cv2.CHAIN_APPROX_NONE):
             for contour, blob in blobs:
                 hull = cv2.convexHull(contour)
@@ -555,13 +569,15 @@ def clockwise(quad: np.ndarray) -> np.ndarray:
     return quad.astype(np.float32)
 
 
+CARD_CORNERS = np.array([[0, 0], [CARD_SIZE[0] - 1, 0], [CARD_SIZE[0] - 1, CARD_SIZE[1] - 1],
+                         [0, CARD_SIZE[1] - 1]], np.float32)
+"""The rectified card's corners (pixels), in the order of a quad's."""
+
+
 def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     """The card seen square-on, ``CARD_SIZE`` pixels, portrait."""
-    width, height = CARD_SIZE
-    target = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]],
-                      np.float32)
-    matrix = cv2.getPerspectiveTransform(quad.astype(np.float32), target)
-    return cv2.warpPerspective(frame, matrix, (width, height), flags=cv2.INTER_LINEAR,
+    matrix = cv2.getPerspectiveTransform(quad.astype(np.float32), CARD_CORNERS)
+    return cv2.warpPerspective(frame, matrix, CARD_SIZE, flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)
 
 

@@ -538,7 +538,7 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
         predicted = order[:, 0]
         confidence = np.where(np.isfinite(second) & (second > 0),
                               (second - best) / np.where(second > 0, second, 1.0), 0.0)
-    max_distance, threshold, enrolment = _limits(
+    max_distance, threshold, enrolment = held_out_limits(
         labels, d_best, predicted, confidence,
         MIN_THRESHOLD if split is None else MIN_SPLIT_THRESHOLD)
 
@@ -615,7 +615,7 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
     deck_limits = deck_limit(shape), deck_limit(view)
     d_best = np.maximum(shape / deck_limits[0], view / deck_limits[1])
     max_distance = 1.0
-    _, _, enrolment = _limits(labels, d_best, predicted, confidence, ROI_MIN_THRESHOLD)
+    _, _, enrolment = held_out_limits(labels, d_best, predicted, confidence, ROI_MIN_THRESHOLD)
     threshold = calibrated_threshold(row_labels, row_predicted, row_confidence,
                                      np.isin(np.arange(len(rows)), firsts))
     accepted = (confidence >= threshold) & (d_best <= max_distance)
@@ -704,14 +704,8 @@ def held_out_limits(labels: np.ndarray, d_best: np.ndarray, predicted: np.ndarra
                     ) -> tuple[float, float, dict[str, float]]:
     """``max_distance``, ``threshold`` and the enrolment figures from held-out
     nearest-neighbour reads (``d_best`` the nearest distance, ``predicted`` the card read,
-    ``confidence`` its relative margin), as a whole card's are set."""
-    return _limits(labels, d_best, predicted, confidence, floor, slack)
-
-
-def _limits(labels: np.ndarray, d_best: np.ndarray, predicted: np.ndarray,
-            confidence: np.ndarray, floor: float, slack: float = DISTANCE_SLACK
-            ) -> tuple[float, float, dict[str, float]]:
-    """``max_distance``, ``threshold`` and the enrolment figures from held-out reads."""
+    ``confidence`` its relative margin): a whole card's, a region's and an index corner's
+    (:mod:`vision.index_corner`) limits are all set so."""
     right = predicted == labels
     # A frame whose card was badly found is far from everything: the 99th percentile keeps
     # it from widening the deck, and wrong reads it would decline anyway set no threshold.

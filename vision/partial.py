@@ -34,6 +34,7 @@ import numpy as np
 
 from vision.corner import Box
 from vision.detect import (
+    CARD_CORNERS,
     CARD_SIZE,
     EDGE_MIN_CLEAR,
     EDGE_REACH,
@@ -47,6 +48,7 @@ from vision.detect import (
     fit_edge,
     opened_blobs,
     paper_mask,
+    work_frame,
 )
 
 INDEX_CORNERS = (0, 2)  # a card's index corners, in the rectified card's corner order
@@ -124,9 +126,7 @@ def learn_shape(quads: Sequence[np.ndarray]) -> CardShape | None:
     stretches: list[float] = []
     sides: list[tuple[np.ndarray, np.ndarray]] = []
     for quad in quads:
-        quad = np.asarray(quad, np.float64).reshape(4, 2)
-        short = (quad[1] - quad[0] + quad[2] - quad[3]) / 2
-        long = (quad[3] - quad[0] + quad[2] - quad[1]) / 2
+        short, long = _short_long(quad)
         scale = float(np.linalg.norm(short) * np.linalg.norm(long))
         if scale <= 0:
             continue
@@ -172,9 +172,7 @@ def usable_corners(quad: np.ndarray, width: int, height: int, index: Box
     bottom-right corner's is the same box turned half round) lies wholly inside a
     ``width`` x ``height`` frame, ``FRAME_MARGIN`` clear of its edge."""
     card_width, card_height = CARD_SIZE
-    target = np.array([[0, 0], [card_width - 1, 0], [card_width - 1, card_height - 1],
-                       [0, card_height - 1]], np.float32)
-    to_frame = cv2.getPerspectiveTransform(target, quad.astype(np.float32))
+    to_frame = cv2.getPerspectiveTransform(CARD_CORNERS, quad.astype(np.float32))
     x0, y0, x1, y1 = index
     box = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
     usable = []
@@ -196,11 +194,8 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
     corners that can be read; None when no such card can be completed with confidence (a
     blob of paper that is not a cut rectangle, a side without a clean edge, a completion
     the frame contradicts, no ``index`` box wholly in view: see :func:`usable_corners`)."""
-    height, width = frame.shape[:2]
-    scale = WORK_WIDTH / width
-    small = cv2.resize(frame, (WORK_WIDTH, max(1, round(height * scale))),
-                       interpolation=cv2.INTER_AREA)
-    score = paper_mask(cv2.GaussianBlur(small, (5, 5), 0))
+    scale, blurred = work_frame(frame)
+    score = paper_mask(blurred)
     _, mask = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     # A picture or pips printed near the card's edge break its thin paper margin at the
     # working scale: closed, the blob is the card's outline again (a hand's bite is wider).
@@ -239,9 +234,7 @@ def beside_hand(hand: HandCard, shape: CardShape, index: Box, width: int, height
     frame; and only when the card has the deck's shape, square and of its proportions (a
     hand's edge taken for one of its sides would make it shorter or askew). None when no
     corner is usable."""
-    quad = hand.quad.astype(np.float64)
-    short = (quad[1] - quad[0] + quad[2] - quad[3]) / 2
-    long = (quad[3] - quad[0] + quad[2] - quad[1]) / 2
+    short, long = _short_long(hand.quad)
     aspect = float(np.linalg.norm(shape.unstretched(long))
                    / max(float(np.linalg.norm(shape.unstretched(short))), 1e-9))
     if not (_square(short, long, shape)
@@ -251,6 +244,19 @@ def beside_hand(hand: HandCard, shape: CardShape, index: Box, width: int, height
     usable = tuple(corner for corner in usable_corners(hand.quad, width, height, index)
                    if sides[corner - 1] and sides[corner])
     return PartialCard(hand.quad, usable) if usable else None
+
+
+def _short_long(quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A card's short and long side as vectors, each the mean of its two opposite sides
+    (``quad`` clockwise, the first side short)."""
+    quad = np.asarray(quad, np.float64).reshape(4, 2)
+    return (quad[1] - quad[0] + quad[2] - quad[3]) / 2, (quad[3] - quad[0] + quad[2] - quad[1]) / 2
+
+
+def _on_edge(points: np.ndarray, width: float, height: float, edge: float) -> np.ndarray:
+    """Which ``points`` lie within ``edge`` of a ``width`` x ``height`` frame's edge."""
+    return ((points[:, 0] <= edge) | (points[:, 0] >= width - 1 - edge)
+            | (points[:, 1] <= edge) | (points[:, 1] >= height - 1 - edge))
 
 
 def _same_card(first: np.ndarray, second: np.ndarray) -> bool:
@@ -285,10 +291,7 @@ def _visible_polygons(contour: np.ndarray, blob: float, size: tuple[int, ...]
     if blob < SOLID * hull_area:
         return []
     outline = contour.reshape(-1, 2).astype(np.float64)
-    edge = ON_FRAME_EDGE
-    # The blob's outline where the frame's edge cuts it.
-    border = outline[(outline[:, 0] <= edge) | (outline[:, 0] >= width - 1 - edge)
-                     | (outline[:, 1] <= edge) | (outline[:, 1] >= height - 1 - edge)]
+    border = outline[_on_edge(outline, width, height, ON_FRAME_EDGE)]  # where the frame cuts it
     polygons = []
     for sides in (4, 5, 6):
         polygon = cv2.approxPolyN(hull.astype(np.float32), sides, epsilon_percentage=-1.0,
@@ -309,9 +312,7 @@ def _touches(polygon: np.ndarray, border: np.ndarray, width: int, height: int) -
     ``TOUCH`` work pixels of the blob's outline along the edge, ``border``): a polygon of too
     few sides fitted across a corner in view just inside the frame puts a corner on the
     edge where there is no paper."""
-    edge = ON_FRAME_EDGE
-    on_frame = ((polygon[:, 0] <= edge) | (polygon[:, 0] >= width - 1 - edge)
-                | (polygon[:, 1] <= edge) | (polygon[:, 1] >= height - 1 - edge))
+    on_frame = _on_edge(polygon, width, height, ON_FRAME_EDGE)
     if not on_frame.any():
         return True
     if len(border) == 0:
@@ -325,9 +326,7 @@ def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: B
     """Complete the card from the visible polygon (frame pixels): one run of two or three
     corners inside the frame, the rest of the polygon along the frame's edge."""
     height, width = frame.shape[:2]
-    edge = ON_FRAME_EDGE * width / WORK_WIDTH
-    on_frame = ((polygon[:, 0] <= edge) | (polygon[:, 0] >= width - 1 - edge)
-                | (polygon[:, 1] <= edge) | (polygon[:, 1] >= height - 1 - edge))
+    on_frame = _on_edge(polygon, width, height, ON_FRAME_EDGE * width / WORK_WIDTH)
     count = len(polygon)
     if on_frame.all() or not on_frame.any():
         return None  # a whole card is find_card's; all along the edge is no card

@@ -82,9 +82,9 @@ class Recogniser:
             # The whole card was not taken (unsure, or unlike the deck as a whole: a hand's
             # shadow over the pips, a blur): its index alone may be, under the index's
             # own limits, at the corners wholly in the frame.
-            height, width = frame.shape[:2]
-            usable = usable_corners(found.quad, width, height, self.model.corners.box)
-            by_index = self._read_index(found.card, usable, self.model.corners, start)
+            corners = self.model.corners
+            by_index = self._read_index(found.card, _usable(frame, found, corners), corners,
+                                        start)
             if by_index is not None and by_index.card is not None:
                 return by_index
         return decided
@@ -100,9 +100,7 @@ class Recogniser:
         index's best guess said otherwise each time, though not always surely). An index
         that looks like none of the deck's (beyond the corner reader's limit: blurred,
         shadowed) says nothing either way."""
-        height, width = frame.shape[:2]
-        usable = usable_corners(found.quad, width, height, corners.box)
-        read = corners.read(found.card, usable)
+        read = corners.read(found.card, _usable(frame, found, corners))
         if read is None or read.distance > corners.max_distance:
             return decided
         index = card_of(read.label)
@@ -144,13 +142,20 @@ class Recogniser:
         max_distance = self.model.max_distance if max_distance is None else max_distance
         threshold = self.threshold if threshold is None else threshold
         reason = ""
-        if match.distance > max_distance:
+        unlike = match.distance > max_distance
+        if unlike:
             reason = (f"{what}does not look like deck {self.model.name!r} (distance "
                       f"{match.distance:.3f} > {max_distance:.3f})")
         elif match.confidence < threshold:
             reason = (f"{what}unsure: {match.card.code} or "
                       f"{match.runner_up.code if match.runner_up else '?'}"
                       f" (confidence {match.confidence:.3f} < {threshold:.3f})")
-        confidence = match.confidence if "does not look like" not in reason else 0.0
+        confidence = 0.0 if unlike else match.confidence
         return Recognition(None if reason else match.card, confidence, match.distance,
                            match.card, reason, time.perf_counter() - start)
+
+
+def _usable(frame: np.ndarray, found: Detection, corners: CornerReader) -> tuple[int, ...]:
+    """The found whole card's index corners wholly inside the frame."""
+    height, width = frame.shape[:2]
+    return usable_corners(found.quad, width, height, corners.box)
