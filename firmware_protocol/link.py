@@ -77,6 +77,9 @@ HELLO_FIRST_RETRY = 0.1
 then waits twice as long, up to ``hello_interval``. A hello and its DeviceInfo take 4 ms on the
 wire at 115200 baud and 60 ms at 9600: a lost hello no longer costs half a second, and an
 absent shoe gets one hello per ``hello_interval`` from 0.7 s on."""
+HELD_ACK_LOOK_MIN = 0.0005  # seconds: how soon to look again at an acknowledgement held...
+HELD_ACK_LOOK_SHARE = 0.25  # ...for the owner's commit: this share of how long it is held...
+HELD_ACK_LOOK_MAX = 0.02  # ...at most this
 
 SHOE_TO_HOST = frozenset(
     {
@@ -383,6 +386,7 @@ class Link:
         # With owner_commits: the sequence number of each item handed to the owner and not yet
         # committed, in order (None: one of an earlier peer session, committed all the same).
         self._uncommitted: deque[int | None] = deque()
+        self._held_since: float | None = None  # since when an acknowledgement waits for it
         self._ack_pending = False
         self._ack_due = math.inf  # when a pending acknowledgement goes alone at the latest
         self._last_rx = -math.inf
@@ -606,6 +610,8 @@ class Link:
         before = self._ack_number()
         for _ in range(count):
             self._uncommitted.popleft()
+        if count:
+            self._held_since = self._now if self._holding_acks() else None
         if self._ack_number() != before:
             if now is not None:
                 self._now = max(self._now, now)
@@ -686,8 +692,13 @@ class Link:
         elif self._ack_pending:
             # Held for the owner's commit, which may come from another thread while our
             # owner waits on this deadline: look again within an acknowledgement delay, so
-            # that an acknowledgement no frame of the owner's carries goes out in time.
-            deadlines.append(self._now + max(self.config.ack_delay, 0.0005))
+            # that an acknowledgement no frame of the owner's carries goes out in time. An
+            # owner that holds it long (not yet reading, replaying its journal, a stalled
+            # disk) is looked at less often, at most a quarter of its delay later than at
+            # once: a thousand wake-ups a second for nothing cost a floor PC's CPU.
+            held = self._now - (self._now if self._held_since is None else self._held_since)
+            deadlines.append(self._now + min(HELD_ACK_LOOK_MAX, max(
+                self.config.ack_delay, HELD_ACK_LOOK_MIN, HELD_ACK_LOOK_SHARE * held)))
         return min(deadlines)
 
     # ------------------------------------------------------------------ sending internals
@@ -1021,6 +1032,8 @@ class Link:
         self._output.append(item)
         if self._owner_commits:
             self._uncommitted.append(self._rx_expected)  # called before it moves past item
+            if self._held_since is None:
+                self._held_since = self._now
         if not isinstance(item, ProtocolError):
             self.stats.delivered += 1
 
@@ -1164,6 +1177,7 @@ class Link:
         # The owner still commits what it was handed of the old session; it no longer holds
         # back the new session's acknowledgements.
         self._uncommitted = deque(None for _ in self._uncommitted)
+        self._held_since = None
         self._ack_pending = False
         self._ack_due = math.inf
         self._rto = self._base_rto()

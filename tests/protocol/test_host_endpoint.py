@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from firmware_protocol.cobs import cobs_encode
 from firmware_protocol.codec import HEADER, Frame, FrameDecoder, encode_frame
 from firmware_protocol.crc import crc32
-from firmware_protocol.link import Link, LinkConfig, LinkUp, ProtocolError, Role, initial_sequence
+from firmware_protocol.link import (
+    HELD_ACK_LOOK_MAX,
+    HELD_ACK_LOOK_SHARE,
+    Link,
+    LinkConfig,
+    LinkUp,
+    ProtocolError,
+    Role,
+    initial_sequence,
+)
 from firmware_protocol.messages import (
     Ack,
     CardDrawn,
@@ -104,3 +114,35 @@ def test_an_acknowledgement_held_for_the_commit_keeps_the_owner_polling() -> Non
     endpoint.commit(0.1005)
     endpoint.poll(0.1011)
     assert acks(endpoint.data_to_send(0.1016)) == [ISN + 1]  # alone, an ack_delay after commit
+
+
+def test_an_acknowledgement_held_long_is_looked_at_less_often() -> None:
+    """An owner that does not commit for a while (not reading yet, replaying its journal, a
+    stalled disk) must not keep the I/O thread waking a thousand times a second: the look
+    again comes after a quarter of the time held, never more than HELD_ACK_LOOK_MAX, and the
+    acknowledgement still goes once committed."""
+    endpoint = connected()
+    endpoint.receive(encode_frame(card(1), ISN, reliable=True), 1.0)
+    assert endpoint.take() == card(1)
+    looks = []
+    now = 1.0
+    while now < 2.5:  # one and a half seconds held (within link_timeout): the wake-ups
+        endpoint.poll(now)
+        assert ISN + 1 not in acks(endpoint.data_to_send(now))  # (heartbeats go on)
+        deadline = endpoint.next_deadline()
+        assert deadline is not None and deadline > now
+        looks.append(deadline - now)
+        now = deadline
+    assert looks[0] == pytest.approx(LinkConfig().ack_delay)  # a fresh hold: as before
+    assert max(looks) == pytest.approx(HELD_ACK_LOOK_MAX)
+    assert all(look <= max(LinkConfig().ack_delay, HELD_ACK_LOOK_SHARE * (at - 1.0)) + 1e-9
+               for look, at in zip(looks, np.cumsum([1.0, *looks]), strict=False))
+    assert len(looks) < 1.5 / HELD_ACK_LOOK_MAX + 40  # was 1500 (one per ack_delay)
+    endpoint.commit(now)
+    endpoint.poll(now + LinkConfig().ack_delay)
+    assert acks(endpoint.data_to_send(now + LinkConfig().ack_delay)) == [ISN + 1]
+    # the next card held starts afresh
+    endpoint.receive(encode_frame(card(2), ISN + 1, reliable=True), now + 0.01)
+    assert endpoint.take() == card(2)
+    endpoint.poll(now + 0.01)
+    assert endpoint.next_deadline() == pytest.approx(now + 0.01 + LinkConfig().ack_delay)
