@@ -140,7 +140,8 @@ def survey(frame: np.ndarray, *, loose: bool = False
     if beside_hand is None or beside_hand[0] < MIN_EDGE_SUPPORT:
         return None, None
     table = np.median(_border(blurred).astype(np.float64), axis=0)
-    return None, HandCard(beside_hand[1], _table_sides(beside_hand[2], table))
+    paper = paper_colour(frame, beside_hand[1])
+    return None, HandCard(beside_hand[1], _table_sides(beside_hand[2], table, paper))
 
 
 def work_frame(frame: np.ndarray) -> tuple[float, np.ndarray]:
@@ -508,15 +509,46 @@ def _one_table(beyond: np.ndarray) -> bool:
                 <= ONE_TABLE)
 
 
-def _table_sides(beyond: np.ndarray, table: np.ndarray) -> tuple[bool, ...]:
+def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
+                 ) -> tuple[bool, ...]:
     """Which sides border the table along their whole length: the colour beyond each of
     its profiles (``(4, samples, 3)`` BGR) has the table's hue (``table``, the frame's
     border: see :func:`_one_table`) or is too dark to have one (a shadow); one stray
-    profile is let through (noise), a finger over two or more is not."""
+    profile is let through (noise), a finger over two or more is not.
+
+    Where the table's hue and the card's ``paper`` (:func:`paper_colour`) differ, a colour
+    nearer the paper's hue than the table's is paper, not table: a side found on a
+    shadow's straight edge across the card has the card's own shaded paper beyond it, and
+    a dim table's hue is faint enough for grey to pass for it (a simulated 6H so cut read
+    as 3H by its index)."""
     shares = beyond / np.maximum(beyond.sum(axis=2, keepdims=True), 1.0)
-    like = (np.abs(shares - table / max(float(table.sum()), 1.0)).max(axis=2) <= ONE_TABLE) | (
-        beyond.sum(axis=2) < HUED)
+    table_hue = table / max(float(table.sum()), 1.0)
+    paper_hue = paper / max(float(paper.sum()), 1.0)
+    to_table = np.abs(shares - table_hue).max(axis=2)
+    like = (to_table <= ONE_TABLE) | (beyond.sum(axis=2) < HUED)
+    if float(np.abs(table_hue - paper_hue).max()) > ONE_TABLE / 2:
+        like &= (to_table < np.abs(shares - paper_hue).max(axis=2)) | (
+            beyond.sum(axis=2) < HUED)
     return tuple(bool(count <= 1) for count in (~like).sum(axis=1))
+
+
+PAPER_BAND = (0.03, 0.08)
+"""Where a card's white border is taken (:func:`paper_colour`): this band of the rectified
+card's width inside each edge, clear of the index glyphs and the pips."""
+
+
+def paper_colour(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """The card's paper (BGR): the median of a band just inside its four edges, rectified
+    (a hand over less than half of it leaves the median on the paper)."""
+    card = rectify(frame, quad)
+    height, width = card.shape[:2]
+    near, far = (round(share * width) for share in PAPER_BAND)
+    band = np.concatenate([card[near:far, far:width - far].reshape(-1, 3),
+                           card[height - far:height - near, far:width - far].reshape(-1, 3),
+                           card[far:height - far, near:far].reshape(-1, 3),
+                           card[far:height - far, width - far:width - near].reshape(-1, 3)])
+    colour: np.ndarray = np.median(band.astype(np.float64), axis=0)
+    return colour
 
 
 def _sides(quad: np.ndarray, shortest: float

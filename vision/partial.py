@@ -108,10 +108,13 @@ class PartialCard:
     """A card completed from its visible part: ``quad`` as :func:`vision.detect.find_card`
     gives it (frame pixels, clockwise, the first side short; some corners beyond the
     frame), and ``usable``, the index corners (0 top-left, 2 bottom-right of the rectified
-    card) whose index lies wholly inside the frame."""
+    card) whose index lies wholly inside the frame. ``also``: for a card a hand borders
+    along one side, the same card completed from the side opposite the hand
+    (:func:`beside_hand`), whose index must read as the same card."""
 
     quad: np.ndarray
     usable: tuple[int, ...]
+    also: np.ndarray | None = None
 
 
 def learn_shape(quads: Sequence[np.ndarray]) -> CardShape | None:
@@ -243,7 +246,28 @@ def beside_hand(hand: HandCard, shape: CardShape, index: Box, width: int, height
     sides = hand.table_sides
     usable = tuple(corner for corner in usable_corners(hand.quad, width, height, index)
                    if sides[corner - 1] and sides[corner])
-    return PartialCard(hand.quad, usable) if usable else None
+    if not usable:
+        return None
+    also = (None if sides.count(False) != 1
+            else _from_far_side(hand.quad, sides.index(False), shape))
+    return PartialCard(hand.quad, usable, also)
+
+
+def _from_far_side(quad: np.ndarray, hand_side: int, shape: CardShape) -> np.ndarray:
+    """A card a hand borders along one side, completed from the side opposite the hand:
+    both its corners lie between sides on the table, measured, while where the hand's
+    side lies is a guess (the hand's edge, or a shadow's across the paper: the card then
+    looks shorter than it is, within the shape's tolerance, and its index, read through
+    that quad, is stretched into another rank's: simulated 6H, 9H and TH read as 8H, 8H
+    and 6H). The sides leaving the far side give the directions, the deck's shape the
+    length: right where the hand's side is not, a little off where the camera's
+    perspective makes this card's proportions differ from the deck's (so a second
+    opinion, not the reading: :meth:`vision.recognise.Recogniser._read_corner`)."""
+    far = (hand_side + 2) % 4
+    first, second = quad[far], quad[(far + 1) % 4]
+    completed = complete_side(first, second, quad[(far - 1) % 4] - first,
+                              quad[(far + 2) % 4] - second, shape, short=far % 2 == 0)
+    return np.roll(completed, far, axis=0).astype(np.float32)
 
 
 def _short_long(quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -117,10 +117,20 @@ class Recogniser:
         partial = find_in_part(frame, corners.shape, corners.box, hand)
         read = None if partial is None else self._read_index(
             rectify(frame, partial.quad), partial.usable, corners, start)
-        if read is None:
+        if read is None or partial is None:
             return Recognition(None, 0.0, float("inf"), None,
                                "no card found in the frame (none, or too little of it in "
                                "view to read an index corner)", time.perf_counter() - start)
+        if read.card is not None and partial.also is not None:
+            # Beside a hand: the same index, read through the card completed from the
+            # side opposite the hand, must be the same card (see vision.partial.beside_hand).
+            other = corners.read(rectify(frame, partial.also), partial.usable)
+            if other is None or card_of(other.label) != read.card:
+                said = "nothing" if other is None else card_of(other.label).code
+                return Recognition(None, 0.0, read.distance, read.card,
+                                   f"the index beside a hand reads as {read.card.code}, "
+                                   f"or as {said} from the side opposite the hand",
+                                   time.perf_counter() - start)
         return read
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,

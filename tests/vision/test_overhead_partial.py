@@ -19,16 +19,18 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vision.detect import find_card, survey
-from vision.index_corner import CornerReader
-from vision.model import DeckModel, VisionModelError
+from vision.detect import CARD_CORNERS, CARD_SIZE, HandCard, _table_sides, find_card, survey
+from vision.index_corner import CornerReader, corner_vector
+from vision.model import DeckModel, VisionModelError, card_of
 from vision.partial import (
     CardShape,
+    PartialCard,
     beside_hand,
     complete_side,
     find_partial_card,
     learn_shape,
 )
+from vision.recognise import Recogniser, Recognition
 
 FRAME = (540, 960)  # rows, columns
 FELT = (40, 75, 28)  # BGR: green felt in dim light
@@ -267,3 +269,99 @@ def test_a_card_a_hand_borders_is_read_only_at_the_corner_away_from_it() -> None
     found = beside_hand(hand, SHAPE, INDEX, columns, rows)
     assert found is not None and len(found.usable) == 1
     assert np.linalg.norm(found.quad[found.usable[0]] - drawn[0]) <= TOLERANCE
+
+
+def test_a_card_a_hand_borders_is_also_completed_from_the_side_opposite_the_hand() -> None:
+    """The second opinion beside a hand: the card completed from the far side (both its
+    corners between sides on the table) with the deck's shape is the drawn card, whether
+    or not the hand's side was found where the card ends."""
+    rows, columns = FRAME
+    drawn = _corners((480.0, 250.0), 0.0, 200.0)
+    frame = _draw(drawn)
+    left, right = drawn[:, 0].min(), drawn[:, 0].max()
+    bottom = drawn[:, 1].max()
+    cv2.rectangle(frame, (int(left + 20), int(bottom) + 1), (int(right - 20), rows - 1),
+                  SKIN, -1)
+    _, hand = survey(frame)
+    assert hand is not None and hand.table_sides.count(False) == 1
+    found = beside_hand(hand, SHAPE, INDEX, columns, rows)
+    assert found is not None and found.also is not None
+    assert _matched(found.also, drawn) <= TOLERANCE
+    # The hand's side taken 8 % short of the card's end (a shadow's edge across it): the
+    # far side still completes the card where it is.
+    short = hand.quad.copy()
+    hand_side = hand.table_sides.index(False)
+    for corner, far in ((hand_side, hand_side - 1), ((hand_side + 1) % 4, hand_side + 2)):
+        anchor = short[far % 4]  # the far side's corner along the same table side
+        short[corner] = anchor + 0.92 * (short[corner] - anchor)
+    cut = beside_hand(HandCard(short, hand.table_sides), SHAPE, INDEX, columns, rows)
+    assert cut is not None and cut.also is not None
+    assert _matched(cut.also, drawn) <= TOLERANCE
+
+
+def test_a_card_two_hands_border_has_no_side_to_complete_it_from() -> None:
+    quad = _corners((480.0, 250.0), 0.0, 200.0).astype(np.float32)
+    found = beside_hand(HandCard(quad, (True, False, True, False)), SHAPE, INDEX, 960, 540)
+    assert found is None or found.also is None
+
+
+def test_paper_beyond_a_side_is_not_the_table_even_where_the_table_is_dim() -> None:
+    """A side found on a shadow's edge across the card has the card's shaded paper beyond
+    it: grey, which a dim green table's faint hue does not tell apart by itself."""
+    table = np.array([12.0, 19.0, 10.0])  # the frame's border: dim green felt
+    paper = np.array([200.0, 205.0, 200.0])
+    felt_near = np.array([55.0, 85.0, 37.0])  # the felt beside the card, lit
+    beyond = np.tile(felt_near, (4, 24, 1))
+    beyond[0] = (92.0, 98.0, 92.0)  # shaded paper beyond side 0
+    assert _table_sides(beyond, table, paper) == (False, True, True, True)
+    # On a white table (the paper's hue) the paper test says nothing: only the hue does.
+    white = np.array([180.0, 182.0, 181.0])
+    light = np.tile(white, (4, 24, 1))
+    assert _table_sides(light, white, paper) == (True, True, True, True)
+
+
+def _index_face(mark: str) -> np.ndarray:
+    """A rectified card with a distinct index mark in its top-left corner."""
+    width, height = CARD_SIZE
+    face = np.full((height, width, 3), PAPER, np.uint8)
+    box = (int(0.03 * width), int(0.03 * height), int(0.15 * width), int(0.22 * height))
+    if mark == "disc":
+        cv2.circle(face, ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2), 10, INK, -1)
+    else:
+        cv2.rectangle(face, (box[0], box[1]), (box[2], box[1] + 8), INK, -1)
+        cv2.rectangle(face, (box[0], box[1]), (box[0] + 6, box[3]), INK, -1)
+    return face
+
+
+def test_an_index_beside_a_hand_is_declined_when_the_far_side_reads_another_card(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two readings of a card beside a hand must name the same card; here the second
+    quad is made to lie over another card, which the real corner reader then reads."""
+    faces = [_index_face("disc"), _index_face("corner")]
+    reader = CornerReader(np.stack([corner_vector(face, None, INDEX) for face in faces]),
+                          np.array([0, 1]), None, INDEX, SHAPE, 2.0, 0.05)
+    deck = DeckModel("handed", "top-left", reader.vectors, reader.labels, 2.0, 0.05, {},
+                     corners=reader)
+    rows, columns = FRAME
+    frame = np.full((rows, columns, 3), FELT, np.uint8)
+    quads = [_corners((250.0, 270.0), 10.0, 150.0), _corners((700.0, 270.0), -15.0, 150.0)]
+    for face, quad in zip(faces, quads, strict=True):
+        matrix = cv2.getPerspectiveTransform(CARD_CORNERS, quad.astype(np.float32))
+        warped = cv2.warpPerspective(face, matrix, (columns, rows))
+        inside = cv2.warpPerspective(np.full(face.shape[:2], 255, np.uint8), matrix,
+                                     (columns, rows)) > 0
+        frame[inside] = warped[inside]
+    recogniser = Recogniser(deck)
+
+    def read_with(also: np.ndarray | None) -> Recognition:
+        found = PartialCard(quads[0].astype(np.float32), (0,),
+                            None if also is None else also.astype(np.float32))
+        monkeypatch.setattr("vision.recognise.find_in_part", lambda *_: found)
+        return recogniser._read_corner(frame, reader, None, 0.0)
+
+    alone = read_with(None)
+    assert alone.card == card_of(0), alone
+    assert read_with(quads[0]).card == card_of(0)
+    doubted = read_with(quads[1])
+    assert doubted.card is None and doubted.best_guess == card_of(0)
+    assert f"or as {card_of(1).code} from the side opposite the hand" in doubted.reason
