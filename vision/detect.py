@@ -534,7 +534,8 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
 
 PAPER_BAND = (0.03, 0.08)
 """Where a card's white border is taken (:func:`paper_colour`): this band of the rectified
-card's width inside each edge, clear of the index glyphs and the pips."""
+card's width inside each edge, short of the corners; the index glyphs and a picture's frame
+reach into little of it, and the median passes over them."""
 
 
 def paper_colour(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
