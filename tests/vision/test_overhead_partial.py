@@ -245,6 +245,17 @@ def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[
 SKIN = (120, 150, 205)  # BGR
 
 
+def _hand_below_card() -> tuple[np.ndarray, np.ndarray]:
+    """An upright card (its corners, the top-left first) and the frame: a hand from beyond
+    the frame's bottom edge lies along most of the card's bottom side."""
+    drawn = _corners((480.0, 250.0), 0.0, 200.0)
+    frame = _draw(drawn)
+    left, right = drawn[:, 0].min(), drawn[:, 0].max()
+    cv2.rectangle(frame, (int(left + 20), int(drawn[:, 1].max()) + 1),
+                  (int(right - 20), FRAME[0] - 1), SKIN, -1)
+    return drawn, frame
+
+
 def test_a_card_a_hand_borders_is_read_only_at_the_corner_away_from_it() -> None:
     """A hand from beyond the frame's bottom edge lies along most of the card's bottom
     side: no whole card (a side borders something else than the table), but the card a
@@ -252,12 +263,8 @@ def test_a_card_a_hand_borders_is_read_only_at_the_corner_away_from_it() -> None
     index corners only the top-left one (both its sides on the felt) is usable, where it
     was drawn."""
     rows, columns = FRAME
-    drawn = _corners((480.0, 250.0), 0.0, 200.0)  # upright: top-left corner first
-    frame = _draw(drawn)
-    left, right = drawn[:, 0].min(), drawn[:, 0].max()
+    drawn, frame = _hand_below_card()
     bottom = drawn[:, 1].max()
-    cv2.rectangle(frame, (int(left + 20), int(bottom) + 1), (int(right - 20), rows - 1),
-                  SKIN, -1)
     quad, hand = survey(frame)
     assert quad is None and hand is not None
     gaps = np.linalg.norm(hand.quad[:, None, :] - drawn[None, :, :], axis=2)
@@ -276,12 +283,7 @@ def test_a_card_a_hand_borders_is_also_completed_from_the_side_opposite_the_hand
     corners between sides on the table) with the deck's shape is the drawn card, whether
     or not the hand's side was found where the card ends."""
     rows, columns = FRAME
-    drawn = _corners((480.0, 250.0), 0.0, 200.0)
-    frame = _draw(drawn)
-    left, right = drawn[:, 0].min(), drawn[:, 0].max()
-    bottom = drawn[:, 1].max()
-    cv2.rectangle(frame, (int(left + 20), int(bottom) + 1), (int(right - 20), rows - 1),
-                  SKIN, -1)
+    drawn, frame = _hand_below_card()
     _, hand = survey(frame)
     assert hand is not None and hand.table_sides.count(False) == 1
     found = beside_hand(hand, SHAPE, INDEX, columns, rows)
