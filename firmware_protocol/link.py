@@ -610,8 +610,6 @@ class Link:
         before = self._ack_number()
         for _ in range(count):
             self._uncommitted.popleft()
-        if count:
-            self._held_since = self._now if self._holding_acks() else None
         if self._ack_number() != before:
             if now is not None:
                 self._now = max(self._now, now)
@@ -620,6 +618,8 @@ class Link:
             # when the message arrived (that time went to the owner's journal)
             delay = self.config.ack_delay if self.config.fast_recovery else 0.0
             self._ack_due = self._now + delay
+        if count:  # still held: counted from now (when it came is not kept), so looked at soon
+            self._held_since = self._now if self._holding_acks() else None
 
     def _ack_number(self) -> int:
         """What our frames acknowledge: everything received, or with :meth:`acknowledge_on_commit`
