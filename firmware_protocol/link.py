@@ -696,7 +696,7 @@ class Link:
             # owner that holds it long (not yet reading, replaying its journal, a stalled
             # disk) is looked at less often, at most a quarter of its delay later than at
             # once: a thousand wake-ups a second for nothing cost a floor PC's CPU.
-            held = self._now - (self._now if self._held_since is None else self._held_since)
+            held = 0.0 if self._held_since is None else self._now - self._held_since
             deadlines.append(self._now + min(HELD_ACK_LOOK_MAX, max(
                 self.config.ack_delay, HELD_ACK_LOOK_MIN, HELD_ACK_LOOK_SHARE * held)))
         return min(deadlines)

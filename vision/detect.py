@@ -525,10 +525,10 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     table_hue = table / max(float(table.sum()), 1.0)
     paper_hue = paper / max(float(paper.sum()), 1.0)
     to_table = np.abs(shares - table_hue).max(axis=2)
-    like = (to_table <= ONE_TABLE) | (beyond.sum(axis=2) < HUED)
+    dark = beyond.sum(axis=2) < HUED
+    like = (to_table <= ONE_TABLE) | dark
     if float(np.abs(table_hue - paper_hue).max()) > ONE_TABLE / 2:
-        like &= (to_table < np.abs(shares - paper_hue).max(axis=2)) | (
-            beyond.sum(axis=2) < HUED)
+        like &= (to_table < np.abs(shares - paper_hue).max(axis=2)) | dark
     return tuple(bool(count <= 1) for count in (~like).sum(axis=1))
 
 
