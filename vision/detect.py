@@ -12,9 +12,10 @@ arcs; and each edge is measured again on the full-resolution frame, to a fractio
 pixel, where the paper begins (see :func:`_edges_on_frame`). The index glyphs then sit at
 the same place on every rectified card.
 
-:func:`survey` also returns, when no card is found, the best card-shaped candidate a hand
-borders (:class:`HandCard`), which :mod:`vision.partial` may read at an index corner away
-from the hand.
+:func:`survey` also returns, when no card is found, the best card-shaped candidate that may
+not be read whole (:class:`CardInPart`: a hand borders it, or one of its corners lies beyond
+the frame's edge), which :mod:`vision.partial` may read at an index corner wholly in view
+and away from the hand.
 
 The rectified card is portrait, ``CARD_SIZE`` pixels, its top edge one of the two short
 edges: which one depends on how the card lies, so enrolment stores both orientations.
@@ -67,15 +68,22 @@ class Detection:
 
 
 @dataclass(frozen=True)
-class HandCard:
-    """A card some of whose sides border something else than the table (a hand lying
-    along or across them): its corners as :func:`find_card` gives them, and which of its
-    sides (side ``k`` from corner ``k`` to corner ``k + 1``) border the table along their
-    whole length. Never read as a whole card; an index corner between two such sides may
-    be (:mod:`vision.partial`)."""
+class CardInPart:
+    """A card found but not to be read whole: some of its sides border something else than
+    the table (a hand lying along or across them), or a corner of it lies beyond the
+    frame's edge (its four sides measured on the frame, none along the frame's edge). Its
+    corners as :func:`find_card` gives them, and which of its sides (side ``k`` from corner
+    ``k`` to corner ``k + 1``) border the table along their whole length. An index corner
+    between two such sides, wholly in view, may be read (:mod:`vision.partial`)."""
 
     quad: np.ndarray
     table_sides: tuple[bool, ...]
+    frame_side: int | None = None
+    """The side that lies along the frame's edge (the frame cuts the card there: not the
+    card's own side, and the card's length beyond it unknown), if any."""
+    measured: tuple[bool, ...] = (True, True, True, True)
+    """Which sides were measured on the frame; a side the frame cuts to a stub keeps the
+    mask's coarse line, and the corners at its ends are no better than that."""
 
 
 def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
@@ -85,9 +93,10 @@ def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
 
 
 def survey(frame: np.ndarray, *, loose: bool = False
-           ) -> tuple[np.ndarray | None, HandCard | None]:
+           ) -> tuple[np.ndarray | None, CardInPart | None]:
     """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card;
-    and, when there is none, the best-supported card a hand borders (None if none).
+    and, when there is none, the best-supported card a hand borders or the frame's edge
+    cuts at a corner (:class:`CardInPart`; None if none).
 
     Candidates come from two masks that fail in different places: pixels far from the
     table's colour (estimated on the frame's border: right on an evenly lit table of any
@@ -114,7 +123,10 @@ def survey(frame: np.ndarray, *, loose: bool = False
     if not loose:
         outlines += _paper_outlines(blurred)
     best: tuple[float, np.ndarray] | None = None
-    beside_hand: tuple[float, np.ndarray, np.ndarray] | None = None
+    # (support, corners, what lies beyond its sides unless on one table, the side along
+    # the frame's edge, which sides were measured on the frame)
+    in_part: tuple[float, np.ndarray, np.ndarray | None, int | None, tuple[bool, ...]
+                   ] | None = None
     height, width = blurred.shape[:2]
     measured: list[np.ndarray] = []
     for found in outlines:
@@ -124,24 +136,42 @@ def survey(frame: np.ndarray, *, loose: bool = False
         measured.append(quad)
         # Twice: the first fit starts from corners on the rounded arcs, so its edges may be
         # a little askew; the second starts from sharp corners and keeps only edge points.
-        refined = _edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02)
-        if _leaves_frame(refined, width, height):
-            continue
-        corners, support, beyond = _edges_on_frame(frame, clockwise(refined / scale))
-        if not card_shaped(corners):
-            continue
-        if _one_table(beyond):
+        refined = clockwise(_edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02))
+        on_edge = _sides_along_frame_edge(refined, width, height)
+        if len(on_edge) > 1:
+            continue  # more than one side may be the frame's: what shows may be any part
+        cut = bool(on_edge) or _leaves_frame(refined, width, height)
+        corners, support, beyond, on_frame = _edges_on_frame(frame, refined / scale)
+        if not card_shaped(corners) or (cut and on_frame is None):
+            continue  # (a card the frame cuts is placed by its measured sides alone)
+        # The frame's edge is no side of the card: what lies beyond it says nothing.
+        one_table = _one_table(np.delete(beyond, on_edge, axis=0))
+        if one_table and not cut:
             if best is None or support > best[0]:
                 best = (support, corners)
-        elif beside_hand is None or support > beside_hand[0]:
-            beside_hand = (support, corners, beyond)
+        elif in_part is None or support > in_part[0]:
+            in_part = (support, corners, None if one_table else beyond,
+                       on_edge[0] if on_edge else None,
+                       on_frame if cut and on_frame else (True,) * 4)
     if best is not None and best[0] >= MIN_EDGE_SUPPORT:
         return best[1], None
-    if beside_hand is None or beside_hand[0] < MIN_EDGE_SUPPORT:
+    if in_part is None or in_part[0] < MIN_EDGE_SUPPORT:
         return None, None
-    table = np.median(_border(blurred).astype(np.float64), axis=0)
-    paper = paper_colour(frame, beside_hand[1])
-    return None, HandCard(beside_hand[1], _table_sides(beside_hand[2], table, paper))
+    support, corners, outside, frame_side, on_frame = in_part
+    if outside is None:
+        # Only cut by the frame, its sides on one table as a whole card's are: the test a
+        # whole card passes. Not each profile against the frame's border, which a
+        # vignette darkens to a deeper green than the lit felt by the card (cardai s1:
+        # the felt there is then nearer the paper's grey, and no side would pass).
+        sides: tuple[bool, ...] = (True,) * 4
+    else:
+        table = np.median(_border(blurred).astype(np.float64), axis=0)
+        sides = _table_sides(outside, table, paper_colour(frame, corners))
+    # A side borders the table only where it was measured on the frame (not the frame's
+    # edge, not a coarse line through a side too little of which shows).
+    sides = tuple(table_side and side != frame_side and on_frame[side]
+                  for side, table_side in enumerate(sides))
+    return None, CardInPart(corners, sides, frame_side, on_frame)
 
 
 def work_frame(frame: np.ndarray) -> tuple[float, np.ndarray]:
@@ -167,7 +197,8 @@ def _table_outline(blurred: np.ndarray, loose: bool
     lab = cv2.cvtColor(blurred, cv2.COLOR_BGR2LAB).astype(np.float32)
     border = _border(lab)
     table = np.median(border, axis=0)
-    distance = np.linalg.norm(lab - table, axis=2)
+    away = lab - table
+    distance = np.sqrt(np.einsum("ijk,ijk->ij", away, away))  # (numpy's norm: slower)
     to_level = 255.0 / max(float(distance.max()), 1.0)  # Lab distance to a uint8 level
     distance = np.clip(distance * to_level, 0, 255)
     level, mask = cv2.threshold(distance.astype(np.uint8), 0, 255,
@@ -212,9 +243,10 @@ def paper_mask(blurred: np.ndarray) -> np.ndarray:
     colourless, ``min - 2 x (max - min)`` of B, G, R (uint8). Felt of any colour is dark in at
     least one channel, skin and wood in blue, and a vignette or a lamp off to one side
     scales the paper and the table alike, so the paper stays above the table it lies on."""
-    channels = blurred.astype(np.int16)
-    low, high = channels.min(axis=2), channels.max(axis=2)
-    score: np.ndarray = np.clip(3 * low - 2 * high, 0, 255).astype(np.uint8)
+    blue, green, red = cv2.split(blurred)  # (OpenCV: numpy's min over 3 channels is slow)
+    low = cv2.min(cv2.min(blue, green), red)
+    high = cv2.max(cv2.max(blue, green), red)
+    score: np.ndarray = cv2.addWeighted(low, 3.0, high, -2.0, 0.0)  # saturated to 0..255
     return score
 
 
@@ -287,19 +319,26 @@ def _same_quad(first: np.ndarray, second: np.ndarray) -> bool:
 
 def _leaves_frame(quad: np.ndarray, width: int, height: int) -> bool:
     """The card is partly out of view: a corner beyond the frame's edge by more than a
-    card's rounded corner, or a side lying along the frame's edge (the frame cut the card
-    there, and the piece that shows may itself look like a whole card). What shows may not
-    be the card it seems: never read."""
+    card's rounded corner. Never read as a whole card; its sides, measured on the frame,
+    still place an index corner in view (:class:`CardInPart`)."""
     sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
     slack = OUT_OF_FRAME * float(sides.min())
     low = np.array([0.0, 0.0])
     high = np.array([width - 1.0, height - 1.0])
-    if ((quad < low - slack) | (quad > high + slack)).any():
-        return True
+    return bool(((quad < low - slack) | (quad > high + slack)).any())
+
+
+def _sides_along_frame_edge(quad: np.ndarray, width: int, height: int) -> list[int]:
+    """The sides (side ``k`` from corner ``k`` to corner ``k + 1``) that lie along the
+    frame's edge: the frame cut the card there, and the piece that shows may itself look
+    like a whole card. Its length beyond that side is unknown: never read whole."""
+    low = np.array([0.0, 0.0])
+    high = np.array([width - 1.0, height - 1.0])
     # (corners, 4): at or beyond each of the frame's four edges (left, top, right, bottom)
     at_edge = np.concatenate([quad <= low + ON_FRAME_EDGE, quad >= high - ON_FRAME_EDGE],
                              axis=1)
-    return bool((at_edge & np.roll(at_edge, -1, axis=0)).any())
+    return [int(side) for side in np.nonzero((at_edge & np.roll(at_edge, -1, axis=0)).any(
+        axis=1))[0]]
 
 
 def _area(quad: np.ndarray) -> float:
@@ -371,10 +410,12 @@ EDGE_STEADY = 0.8  # share of a profile past its step that must stay above the l
 ONE_TABLE = 0.12  # most a channel's share of the colour beyond two edges may differ by
 HUED = 90  # B + G + R: a colour darker than this has no reliable hue (8-bit, JPEG)
 EDGE_STEP_LEVELS = 32  # grey levels from table to paper: a clear step (a pale desk: ~45)
+MIN_IN_FRAME = 0.25  # least share of a side inside the frame that is measured there alone
+HIDDEN_MOVE = 0.2  # most a corner beyond the frame moves from the coarse one: of the short side
 
 
 def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
-                    ) -> tuple[np.ndarray, float, np.ndarray]:
+                    ) -> tuple[np.ndarray, float, np.ndarray, tuple[bool, ...] | None]:
     """Sub-pixel edges on the full-resolution frame.
 
     The coarse corners come from a mask at ``WORK_WIDTH``: a pixel there is two or more frame
@@ -393,36 +434,69 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
     vignette or a blob of skin has no straight step from dark to light at all.
 
     And what lies beyond each edge: the colour (BGR) of each profile's outermost sample,
-    ``(4, EDGE_SAMPLES, 3)`` (see :func:`_one_table`).
+    ``(4, EDGE_SAMPLES, 3)`` (see :func:`_one_table`); and which sides were measured
+    (the others kept their coarse lines), None when the coarse corners are returned.
     """
     centre = quad.mean(axis=0)
     positions = np.linspace(0.15, 0.85, EDGE_SAMPLES, dtype=np.float32)
     sides = _sides(quad, shortest=16)
     if sides is None:
-        return quad, 0.0, np.zeros((4, EDGE_SAMPLES, 3))
+        return quad, 0.0, np.zeros((4, EDGE_SAMPLES, 3)), None
     lines = []
     on_line = 0
+    measured = []
     beyond = []
+    height, width = frame.shape[:2]
     for start, length, unit, normal in sides:
         if float((start + unit * length / 2 - centre) @ normal) < 0:
             normal = -normal  # pointing out of the card, onto the table
-        bases = start[None, :] + positions[:, None] * (unit * length)[None, :]
+        # Profiles along the part of the side inside the frame (all of it for a card in
+        # view): a side that runs out of the frame is measured where it shows.
+        first, last = _in_frame_span(start, start + unit * length, width, height)
+        span = positions if last - first < MIN_IN_FRAME else first + positions * (last - first)
+        bases = start[None, :] + span[:, None] * (unit * length)[None, :]
         found, stays = edge_steps(frame, bases, normal)
         if len(found) < EDGE_MIN_CLEAR:
             # Too little of this edge shows (a dark picture printed to it, a hand over
             # it): keep its coarse line; the other edges are still measured.
+            measured.append(False)
             lines.append((start, unit))
             beyond.append(_beyond(frame, bases, start, unit, normal))
             continue
         point, direction, inliers = fit_edge(found, stays)
+        measured.append(True)
         on_line += inliers
         lines.append((point, direction))
         beyond.append(_beyond(frame, bases, point, direction, normal))
     support = on_line / (4 * EDGE_SAMPLES)
     corners = intersections(lines)
-    if corners is None or np.linalg.norm(corners - quad, axis=1).max() > 2 * EDGE_REACH:
-        return quad, support, np.array(beyond)
-    return corners, support, np.array(beyond)
+    if corners is None:
+        return quad, support, np.array(beyond), None
+    # A corner in view moves little from the coarse one; one beyond the frame is where
+    # two sides measured only in part meet, and the coarse one there is a guess.
+    moved = np.linalg.norm(corners - quad, axis=1)
+    inside = ((corners >= 0) & (corners <= [width - 1, height - 1])).all(axis=1)
+    shortest = min(length for _, length, _, _ in sides)
+    if (moved[inside] > 2 * EDGE_REACH).any() or (moved > HIDDEN_MOVE * shortest).any():
+        return quad, support, np.array(beyond), None
+    return corners, support, np.array(beyond), tuple(measured)
+
+
+def _in_frame_span(start: np.ndarray, end: np.ndarray, width: int, height: int
+                   ) -> tuple[float, float]:
+    """The part of the segment from ``start`` to ``end`` inside a ``width`` x ``height``
+    frame, as fractions of the segment (Liang and Barsky's clipping); (0, 0) when none."""
+    first, last = 0.0, 1.0
+    delta = end - start
+    for along, low, high, at in ((delta[0], 0.0, width - 1.0, start[0]),
+                                 (delta[1], 0.0, height - 1.0, start[1])):
+        if abs(along) < 1e-9:
+            if not low <= at <= high:
+                return 0.0, 0.0
+            continue
+        enter, leave = sorted(((low - at) / along, (high - at) / along))
+        first, last = max(first, enter), min(last, leave)
+    return (first, last) if first < last else (0.0, 0.0)
 
 
 def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray
@@ -483,7 +557,9 @@ def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: 
             normal: np.ndarray) -> np.ndarray:
     """The frame's colours ``BEYOND`` pixels outside an edge's line (through ``point``
     along ``direction``), level with each profile's base: the table next to the card, not a
-    blur of table and paper where the coarse line lies inside the card."""
+    blur of table and paper where the coarse line lies inside the card. NaN where that lies
+    outside the frame (a card the frame cuts: the frame's edge repeated there would be
+    the card's own paper)."""
     direction = direction / max(float(np.linalg.norm(direction)), 1e-9)
     along = (bases - point) @ direction
     points = (point[None, :] + along[:, None] * direction[None, :]
@@ -491,7 +567,16 @@ def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: 
     colours = cv2.remap(frame, points[None, :, 0], points[None, :, 1], cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE)
     table: np.ndarray = colours[0].astype(np.float64)
+    height, width = frame.shape[:2]
+    outside = ((points < 0) | (points > [width - 1, height - 1])).any(axis=1)
+    table[outside] = np.nan
     return table
+
+
+def _in_frame(beyond: np.ndarray) -> np.ndarray:
+    """Which of the colours beyond the edges (``(4, samples, 3)``) lie inside the frame."""
+    seen: np.ndarray = ~np.isnan(beyond).any(axis=2)
+    return seen
 
 
 def _one_table(beyond: np.ndarray) -> bool:
@@ -501,8 +586,11 @@ def _one_table(beyond: np.ndarray) -> bool:
     "card" one of whose sides is a hand lying across the card (skin beyond it, felt beyond
     the others) is only part of the card, and read it would be a wrong card; a finger over
     less than half a side leaves that side's median on the table. A median too dark to
-    have a reliable hue (the card's shadow, an unlit corner) is left out."""
-    medians = np.median(beyond, axis=1)
+    have a reliable hue (the card's shadow, an unlit corner) is left out, and so is a side
+    beyond which nothing lies inside the frame."""
+    seen = _in_frame(beyond)
+    medians = np.array([np.median(side[inside], axis=0) if inside.any() else np.zeros(3)
+                        for side, inside in zip(beyond, seen, strict=True)]).reshape(-1, 3)
     lit = medians[medians.sum(axis=1) >= HUED]
     shares = lit / lit.sum(axis=1, keepdims=True)
     return bool(len(lit) < 2 or np.abs(shares[:, None, :] - shares[None, :, :]).max()
@@ -520,7 +608,9 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     nearer the paper's hue than the table's is paper, not table: a side found on a
     shadow's straight edge across the card has the card's own shaded paper beyond it, and
     a dim table's hue is faint enough for grey to pass for it (a simulated 6H so cut read
-    as 3H by its index)."""
+    as 3H by its index). A profile whose outside lies beyond the frame says nothing."""
+    outside = ~_in_frame(beyond)
+    beyond = np.where(outside[..., None], 0.0, beyond)
     shares = beyond / np.maximum(beyond.sum(axis=2, keepdims=True), 1.0)
     table_hue = table / max(float(table.sum()), 1.0)
     paper_hue = paper / max(float(paper.sum()), 1.0)
@@ -529,7 +619,7 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     like = (to_table <= ONE_TABLE) | dark
     if float(np.abs(table_hue - paper_hue).max()) > ONE_TABLE / 2:
         like &= (to_table < np.abs(shares - paper_hue).max(axis=2)) | dark
-    return tuple(bool(count <= 1) for count in (~like).sum(axis=1))
+    return tuple(bool(count <= 1) for count in (~(like | outside)).sum(axis=1))
 
 
 PAPER_BAND = (0.03, 0.08)

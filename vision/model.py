@@ -75,17 +75,24 @@ from vision.roi import (
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
 
-FORMAT_VERSION = 6
-"""6: a region deck's camera view (``scene_vectors``) and its two limits (``deck_limits``);
+FORMAT_VERSION = 7
+"""7: the corner reader's rows projected onto principal directions (``corner_centre``,
+``corner_projection``) and the card sizes its camera showed (``corners.sizes``);
+6: a region deck's camera view (``scene_vectors``) and its two limits (``deck_limits``);
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6)
+READABLE_FORMATS = (4, 5, 6, 7)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
 (2C or 2S) has a smaller relative margin than without: its floor is higher (a 2C read as 2S
 at 0.15 was seen on a small, blurred bellot card whose held-out reads were all right)."""
+MIN_CORNER_THRESHOLD = 0.2
+"""An index corner read alone (a card in part, or a whole card whose whole read was unsure)
+has less to go on than a whole card: a motion-blurred 9H was read as TH at 0.173 by its
+index (cardai, draw 3; at 0.2 draws 2024, 7, 11 and 3 read 0, 13, 0 and 8 fewer photos of
+771, none wrong)."""
 DISTANCE_SLACK = 1.5
 DECK_QUANTILE = 0.999
 """A region deck's two limits (index shape, camera view) each let through this share of the
@@ -240,6 +247,8 @@ class DeckModel:
                               else [list(box) for box in self.corners.split]),
                     "box": list(self.corners.box),
                     "shape": [self.corners.shape.stretch, self.corners.shape.aspect],
+                    "sizes": (None if self.corners.shape.sizes is None
+                              else list(self.corners.shape.sizes)),
                     "max_distance": self.corners.max_distance,
                     "threshold": self.corners.threshold}}
         empty = np.zeros((0, 0), np.float32)
@@ -254,6 +263,11 @@ class DeckModel:
                 corner_vectors=empty if self.corners is None else self.corners.vectors,
                 corner_labels=(np.zeros(0, np.int64) if self.corners is None
                                else self.corners.labels),
+                corner_centre=(empty if self.corners is None or self.corners.centre is None
+                               else self.corners.centre),
+                corner_projection=(empty if self.corners is None
+                                   or self.corners.projection is None
+                                   else self.corners.projection),
                 meta=np.array(json.dumps(meta)))
         scratch.replace(path)
         return path
@@ -280,6 +294,11 @@ class DeckModel:
                 corner_rows = ((data["corner_vectors"].astype(np.float32),
                                 data["corner_labels"].astype(np.int64))
                                if "corner_vectors" in data.files else None)
+                corner_projection = (
+                    (data["corner_centre"].astype(np.float32),
+                     data["corner_projection"].astype(np.float32))
+                    if "corner_projection" in data.files and data["corner_projection"].size
+                    else None)
         except (OSError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: not a deck model ({exc})") from None
         if (meta.get("format") not in READABLE_FORMATS
@@ -313,7 +332,7 @@ class DeckModel:
         if split is not None and not (len(rank_vectors) == len(suit_vectors) == len(labels)):
             raise VisionModelError(f"{path}: rank and suit vectors do not match the labels")
         try:
-            corners = _corners_from(meta.get("corners"), corner_rows)
+            corners = _corners_from(meta.get("corners"), corner_rows, corner_projection)
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
                                    f"again)") from None
@@ -326,7 +345,8 @@ class DeckModel:
                    scene_vectors if roi is not None else None, deck_limits, corners)
 
 
-def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None
+def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
+                  projected: tuple[np.ndarray, np.ndarray] | None = None
                   ) -> CornerReader | None:
     """A saved corner reader (:mod:`vision.index_corner`), or None (a deck enrolled
     before issue 16's partly visible cards, or whose whole cards told no card shape)."""
@@ -347,8 +367,21 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None
     limits = float(value["max_distance"]), float(value["threshold"])
     if not all(np.isfinite(number) and number > 0 for number in (stretch, aspect, *limits)):
         raise ValueError("card shape and limits must be positive numbers")
+    sizes = None
+    if value.get("sizes") is not None:  # absent from decks enrolled before it was learnt
+        low, high = (float(number) for number in value["sizes"])
+        if not (np.isfinite(high) and 0 < low <= high):
+            raise ValueError(f"card sizes {value['sizes']!r} must be 0 < least <= greatest")
+        sizes = (low, high)
+    centre = projection = None
+    if projected is not None:  # format 7: the rows are projections
+        centre, projection = projected
+        if (projection.ndim != 2 or centre.shape != (projection.shape[0],)
+                or projection.shape[1] != vectors.shape[1]):
+            raise ValueError(f"corner projection {projection.shape} does not fit its mean "
+                             f"{centre.shape} and rows {vectors.shape}")
     return CornerReader(vectors, labels, _split_from(value["split"]), box,
-                        CardShape(stretch, aspect), *limits)
+                        CardShape(stretch, aspect, sizes), *limits, centre, projection)
 
 
 def _deck_limits_from(value: object) -> tuple[float, float]:
@@ -461,7 +494,7 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | Non
         from vision.index_corner import learn_corners
 
         model.corners = learn_corners([image for image, _ in samples], labels, quads,
-                                      model.split, model.layout, MIN_SPLIT_THRESHOLD)
+                                      model.split, model.layout, MIN_CORNER_THRESHOLD)
     return model
 
 

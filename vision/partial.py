@@ -17,10 +17,12 @@ Where the frame's edge cuts a card, what shows fixes the rest:
 Each visible side is measured on the frame the way a whole card's are
 (:func:`vision.detect.edge_steps`), only where the profiles lie inside the frame, and must
 show a clean step from table to paper along most of that length (a hand's edge does not).
-A whole card a hand borders (:func:`beside_hand`) is read the same way, at an index corner
-between two sides that border the table. The completed card is read only at the index
-corners whose index box lies wholly inside the frame: the corner reader
-(:mod:`vision.index_corner`) is told which.
+A card a hand borders, or the frame cuts (a corner beyond it, or the frame's edge for one
+side), found with its sides measured on the frame (:class:`vision.detect.CardInPart`), is
+read the same way, at an index corner between two sides that border the table
+(:func:`readable_in_part`). The completed card is read only at the index corners whose
+index box lies wholly inside the frame: the corner reader (:mod:`vision.index_corner`) is
+told which.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from vision.detect import (
     EDGE_SAMPLES,
     ON_FRAME_EDGE,
     WORK_WIDTH,
-    HandCard,
+    CardInPart,
     card_shaped,
     clockwise,
     edge_steps,
@@ -85,6 +87,10 @@ SHAPE_MIN_CARDS = 3
 SHAPE_SPREAD = 0.06  # median relative deviation of the cards' aspects: one shape, not many
 STRETCH_RANGE = (0.5, 2.0)
 ASPECT_RANGE = (1.1, 2.0)
+SIZE_MARGIN = 1.5
+"""How much larger or smaller than the enrolment photos' whole cards a card found in part
+may be (cardai, draw 2024: enrolled 0.18 to 0.29 of the frame's width, read 0.17 to 0.37;
+ece395's camera, whose card fills its frame, shows one about 0.8)."""
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,26 @@ class CardShape:
     """A whole card as this camera shows it: ``stretch``, the camera's horizontal pixel
     scale over its vertical (1 for square pixels, 4/3 for a webcam showing 4:3 pixels as
     16:9), and ``aspect``, the card's long side over its short side once the stretch is
-    undone (1.40 for a 63 x 88 mm poker card)."""
+    undone (1.40 for a 63 x 88 mm poker card). ``sizes``: the least and greatest short side
+    (frame pixels, unstretched) of the enrolment photos' whole cards, None for a deck
+    enrolled before it was learnt."""
 
     stretch: float
     aspect: float
+    sizes: tuple[float, float] | None = None
+
+    def size(self, quad: np.ndarray) -> float:
+        """A card's short side (``quad`` clockwise, the first side short), unstretched."""
+        return float(np.linalg.norm(self.unstretched(_short_long(quad)[0])))
+
+    def fits_size(self, quad: np.ndarray) -> bool:
+        """The card is about the size this camera showed the deck's cards at enrolment
+        (within :data:`SIZE_MARGIN`): a card much larger or smaller is under another
+        camera, or the camera has moved."""
+        if self.sizes is None:
+            return True
+        size = self.size(quad)
+        return self.sizes[0] / SIZE_MARGIN <= size <= self.sizes[1] * SIZE_MARGIN
 
     def unstretched(self, vectors: np.ndarray) -> np.ndarray:
         """Frame-pixel vectors with the camera's stretch undone (square pixels)."""
@@ -110,7 +132,7 @@ class PartialCard:
     frame), and ``usable``, the index corners (0 top-left, 2 bottom-right of the rectified
     card) whose index lies wholly inside the frame. ``also``: for a card a hand borders
     along one side, the same card completed from the side opposite the hand
-    (:func:`beside_hand`), whose index must read as the same card."""
+    (:func:`readable_in_part`), whose index must read as the same card."""
 
     quad: np.ndarray
     usable: tuple[int, ...]
@@ -118,8 +140,9 @@ class PartialCard:
 
 
 def learn_shape(quads: Sequence[np.ndarray]) -> CardShape | None:
-    """The camera's stretch and the deck's aspect from whole cards' quads (clockwise, the
-    first side short, as :func:`vision.detect.find_card` gives them); None when too few of
+    """The camera's stretch, the deck's aspect and the cards' sizes from whole cards'
+    quads (clockwise, the first side short, as :func:`vision.detect.find_card` gives
+    them); None when too few of
     them lie turned (an upright card does not tell the stretch from the aspect) or they
     disagree (no one shape).
 
@@ -149,7 +172,8 @@ def learn_shape(quads: Sequence[np.ndarray]) -> CardShape | None:
     spread = float(np.median(np.abs(aspects - aspect))) / aspect
     if not ASPECT_RANGE[0] <= aspect <= ASPECT_RANGE[1] or spread > SHAPE_SPREAD:
         return None
-    return CardShape(stretch, aspect)
+    sizes = [float(np.linalg.norm(short / undo)) for short, _ in sides]
+    return CardShape(stretch, aspect, (min(sizes), max(sizes)))
 
 
 def complete_side(first: np.ndarray, second: np.ndarray, toward_first: np.ndarray,
@@ -218,39 +242,84 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
     return None
 
 
-def find_in_part(frame: np.ndarray, shape: CardShape, index: Box, hand: HandCard | None
+def find_in_part(frame: np.ndarray, shape: CardShape, index: Box, seen: CardInPart | None
                  ) -> PartialCard | None:
-    """A card the frame's edge cuts (:func:`find_partial_card`), else the card a hand
-    borders (``hand``, from :func:`vision.detect.survey`; :func:`beside_hand`)."""
+    """A card the frame's edge cuts (:func:`find_partial_card`), else the card found in
+    part (``seen``, from :func:`vision.detect.survey`; :func:`readable_in_part`)."""
     found = find_partial_card(frame, shape, index)
-    if found is None and hand is not None:
+    if found is None and seen is not None:
         height, width = frame.shape[:2]
-        found = beside_hand(hand, shape, index, width, height)
+        found = readable_in_part(seen, shape, index, width, height)
     return found
 
 
-def beside_hand(hand: HandCard, shape: CardShape, index: Box, width: int, height: int
-                ) -> PartialCard | None:
-    """A card a hand borders (:func:`vision.detect.survey`), read only at an index corner
-    both of whose sides border the table along their whole length (a hand over the corner
-    crosses one of them) and whose ``index`` box lies wholly in the ``width`` x ``height``
-    frame; and only when the card has the deck's shape, square and of its proportions (a
-    hand's edge taken for one of its sides would make it shorter or askew). None when no
-    corner is usable."""
-    short, long = _short_long(hand.quad)
+def readable_in_part(seen: CardInPart, shape: CardShape, index: Box, width: int, height: int
+                     ) -> PartialCard | None:
+    """A card a hand borders or the frame cuts at a corner (:func:`vision.detect.survey`),
+    read only at an index corner both of whose sides border the table along their whole
+    length (a hand over the corner crosses one of them) and whose ``index`` box lies wholly
+    in the ``width`` x ``height`` frame; and only when the card has the deck's shape, square
+    and of its proportions (a hand's edge taken for one of its sides would make it shorter
+    or askew). None when no corner is usable.
+
+    A card one of whose sides is the frame's edge (``seen.frame_side``) is first completed
+    from the side opposite it (:func:`_two_corners`: only where the frame allows just one
+    of the card's lengths), and read at the corners of that side."""
+    if seen.frame_side is not None:
+        return _from_frame_side(seen, shape, index, width, height)
+    quad = seen.quad
+    stub = [side for side, measured in enumerate(seen.measured) if not measured]
+    if len(stub) == 1:
+        # One side the frame cuts to a stub too short to measure: its line is the mask's,
+        # and so are its corners. The opposite side, measured, and the deck's shape place
+        # them (the sides leaving it are measured too).
+        quad = _from_far_side(quad, stub[0], shape)
+    short, long = _short_long(quad)
     aspect = float(np.linalg.norm(shape.unstretched(long))
                    / max(float(np.linalg.norm(shape.unstretched(short))), 1e-9))
     if not (_square(short, long, shape)
             and abs(aspect - shape.aspect) <= ASPECT_TOLERANCE * shape.aspect):
         return None
-    sides = hand.table_sides
-    usable = tuple(corner for corner in usable_corners(hand.quad, width, height, index)
+    sides = seen.table_sides
+    usable = tuple(corner for corner in usable_corners(quad, width, height, index)
                    if sides[corner - 1] and sides[corner])
     if not usable:
         return None
-    also = (None if sides.count(False) != 1
-            else _from_far_side(hand.quad, sides.index(False), shape))
-    return PartialCard(hand.quad, usable, also)
+    also = (None if sides.count(False) != 1 or stub == [sides.index(False)]
+            else _from_far_side(quad, sides.index(False), shape))
+    return PartialCard(quad, usable, also)
+
+
+def _from_frame_side(seen: CardInPart, shape: CardShape, index: Box, width: int,
+                     height: int) -> PartialCard | None:
+    """A card the frame cuts across two of its sides, found with the frame's edge as its
+    fourth side (:func:`readable_in_part`): the side opposite the frame's edge and the two
+    sides leaving it are measured, and where the latter meet the frame's edge the card is
+    known to reach at least."""
+    assert seen.frame_side is not None
+    quad = np.asarray(seen.quad, np.float64)
+    far = (seen.frame_side + 2) % 4
+    first, second = quad[far], quad[(far + 1) % 4]
+    reached = quad[(far - 1) % 4], quad[(far + 2) % 4]  # on the frame's edge
+    # Not checked square: a card the frame's edge cuts lies at the edge of the camera's
+    # view, where its perspective is strongest (cardai: most such cards nearer the
+    # camera at the frame's bottom, 2H_s2_12's sides 11 degrees off square). The corner
+    # reader's own limits judge the index it finds (draws 2024, 7, 11 and 3: 3, 9, 5 and
+    # 11 more read with no square test, none wrong).
+    completed = _two_corners(first, second, reached[0] - first, reached[1] - second, shape,
+                             reached, square=False)
+    if completed is None or not card_shaped(clockwise(completed)):
+        return None
+    # The corners of the far side lie between measured sides; an index corner is read
+    # there only where both border the table.
+    sides = seen.table_sides
+    between = [point for point, table in ((first, sides[far] and sides[(far - 1) % 4]),
+                                          (second, sides[far] and sides[(far + 1) % 4]))
+               if table]
+    ordered = clockwise(completed)
+    usable = tuple(corner for corner in usable_corners(ordered, width, height, index)
+                   if any(np.linalg.norm(ordered[corner] - point) < 1.0 for point in between))
+    return PartialCard(ordered, usable) if usable else None
 
 
 def _from_far_side(quad: np.ndarray, hand_side: int, shape: CardShape) -> np.ndarray:
@@ -432,13 +501,15 @@ def _three_corners(seen: list[np.ndarray], out_first: np.ndarray, out_last: np.n
 
 def _two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
                  out_second: np.ndarray, shape: CardShape,
-                 reached: tuple[np.ndarray, np.ndarray]) -> np.ndarray | None:
+                 reached: tuple[np.ndarray, np.ndarray], square: bool = True
+                 ) -> np.ndarray | None:
     """Two corners of one side in view: the card's length along the sides that leave
     them, short side or long side, whichever alone the frame allows (the card reaches the
     frame's edge where its sides leave the frame). A long side in view with little of the
-    short sides showing fits both: not completed."""
+    short sides showing fits both: not completed. ``square``: the sides leaving the
+    corners must be square to the side between them."""
     side = second - first
-    if not (_square(out_first, side, shape) and _square(out_second, side, shape)):
+    if square and not (_square(out_first, side, shape) and _square(out_second, side, shape)):
         return None
     fits = []
     for short in (True, False):

@@ -9,7 +9,9 @@ frames. A frame with no whole card in it may show one the frame's edge cuts: com
 what shows (:mod:`vision.partial`), it is read by an index corner wholly in view, under the
 deck's own corner limits (:mod:`vision.index_corner`), if the deck learnt them; so is a whole
 card the whole-card read declined. A whole card the whole-card read takes is declined when
-its index (where the deck learnt its corners) reads as another card.
+its index (where the deck learnt its corners) reads as another card. Where the deck learnt
+the size of its cards in the camera's view, a card of quite another size is declined (another
+camera, or the camera moved).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.detect import Detection, HandCard, detect, rectify, survey
+from vision.detect import CardInPart, Detection, detect, rectify, survey
 from vision.index_corner import CornerReader
 from vision.model import DeckModel, Match, card_of
 from vision.partial import find_in_part, usable_corners
@@ -69,6 +71,9 @@ class Recogniser:
                 match, found = second, retry  # (its index is the one to check)
         if match is None and self.model.corners is not None:
             return self._read_corner(frame, self.model.corners, hand, start)
+        if (found is not None and self.model.corners is not None
+                and not self.model.corners.shape.fits_size(found.quad)):
+            return _other_size(found.quad, self.model.corners, start)
         if match is None:
             # Also a card partly out of the frame, or under a hand along a whole side:
             # what shows may be part of a card, never read.
@@ -110,11 +115,13 @@ class Recogniser:
                            f"the card reads as {decided.card.code} but its index as "
                            f"{index.code}", time.perf_counter() - start)
 
-    def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: HandCard | None,
+    def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: CardInPart | None,
                      start: float) -> Recognition:
         """A card the frame's edge cuts, or a hand borders, by an index corner wholly in
         view (between two sides on the table)."""
         partial = find_in_part(frame, corners.shape, corners.box, hand)
+        if partial is not None and not corners.shape.fits_size(partial.quad):
+            return _other_size(partial.quad, corners, start)
         read = None if partial is None else self._read_index(
             rectify(frame, partial.quad), partial.usable, corners, start)
         if read is None or partial is None:
@@ -123,7 +130,7 @@ class Recogniser:
                                "view to read an index corner)", time.perf_counter() - start)
         if read.card is not None and partial.also is not None:
             # Beside a hand: the same index, read through the card completed from the
-            # side opposite the hand, must be the same card (see vision.partial.beside_hand).
+            # side opposite the hand, must be the same card (see vision.partial.readable_in_part).
             other = corners.read(rectify(frame, partial.also), partial.usable)
             if other is None or card_of(other.label) != read.card:
                 said = "nothing" if other is None else card_of(other.label).code
@@ -169,3 +176,16 @@ def _usable(frame: np.ndarray, found: Detection, corners: CornerReader) -> tuple
     """The found whole card's index corners wholly inside the frame."""
     height, width = frame.shape[:2]
     return usable_corners(found.quad, width, height, corners.box)
+
+
+def _other_size(quad: np.ndarray, corners: CornerReader, start: float) -> Recognition:
+    """A card not of the size this deck's camera showed its cards at enrolment
+    (:meth:`vision.partial.CardShape.fits_size`): under another camera, or the camera has
+    moved, and another camera's card of the same rank and suit is not this deck's card
+    (ece395's 7H_c and 9H_c were read by a cardai deck of AH, 7H, 9H and KH, by the index
+    and by the whole card)."""
+    low, high = corners.shape.sizes or (0.0, 0.0)
+    return Recognition(None, 0.0, float("inf"), None,
+                       f"a card {corners.shape.size(quad):.0f} pixels wide, where this deck's "
+                       f"were {low:.0f} to {high:.0f} at enrolment: another camera, or the "
+                       "camera moved (enrol it again)", time.perf_counter() - start)

@@ -14,6 +14,7 @@ sample), measured here on the real photos with the same functions.
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -28,8 +29,10 @@ from simulators.camera_compare import real_plan
 from simulators.camera_realism import (
     CONDITIONS,
     FACE_HEIGHT,
+    OVERHEAD_FELT,
     ConditionError,
     RealisticCamera,
+    _overhead_scene,
     card_offset,
     condition_named,
     realistic_frame,
@@ -131,6 +134,38 @@ def test_a_card_is_placed_whole_in_frame_or_partly_out_as_asked(half, seed, part
         assert pushed or not all(fits)
         for axis in pushed:
             assert moved[axis] <= 0.45 + 1e-6
+
+
+@pytest.mark.parametrize("kind", ["apart", "onto", "under"])
+def test_a_hand_lies_apart_from_onto_or_under_the_card(kind: str, faces) -> None:
+    """The same card in the same place, with and without a hand: a hand apart from the
+    card or under it (the card on the palm) leaves every pixel inside the card as it was,
+    but for the shadow a hand apart may cast (darker, the same colour); one reaching onto it
+    covers some with skin."""
+    session = session_of_condition(OVERHEAD_FELT, "s2")
+    shares = {"apart": (1.0, 0.0, 0.0), "onto": (0.0, 1.0, 0.0), "under": (0.0, 0.0, 1.0)}
+    face = faces[SAMPLE_CARDS[1]]
+    size = (640, 360)
+    changed, shown = [], []
+    for seed in range(6):
+        bare = _overhead_scene(face, np.random.default_rng(seed), size, OVERHEAD_FELT,
+                               replace(session, hand=0.0))
+        handed = _overhead_scene(face, np.random.default_rng(seed), size, OVERHEAD_FELT,
+                                 replace(session, hand=1.0, hand_kinds=shares[kind]))
+        # The card's inside: paper-bright and colourless in the bare scene, shrunk by a few
+        # pixels off its anti-aliased edge and its shadow.
+        paper = (bare.min(axis=2) > 0.5) & (bare.max(axis=2) - bare.min(axis=2) < 0.1)
+        inside = cv2.erode(paper.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+        assert inside.sum() > 1000
+        ratio = handed[inside] / bare[inside]  # per channel: a shadow scales them alike
+        changed.append(float((ratio.max(axis=1) - ratio.min(axis=1)).max()))
+        assert ratio.max() <= 1 + 1e-5
+        shown.append(float(np.abs(handed - bare)[~paper].max()))
+    assert max(shown) > 0.1  # (a hand may lie beyond the frame's edge)
+    if kind == "onto":
+        assert max(changed) > 0.1
+    else:
+        assert max(changed) < 1e-4, changed
 
 
 def test_a_session_can_have_its_own_frame_size(faces) -> None:

@@ -19,16 +19,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vision.detect import CARD_CORNERS, CARD_SIZE, HandCard, _table_sides, find_card, survey
+from vision.detect import CARD_CORNERS, CARD_SIZE, CardInPart, _table_sides, find_card, survey
 from vision.index_corner import CornerReader, corner_vector
 from vision.model import DeckModel, VisionModelError, card_of
 from vision.partial import (
     CardShape,
     PartialCard,
-    beside_hand,
     complete_side,
     find_partial_card,
     learn_shape,
+    readable_in_part,
+    usable_corners,
 )
 from vision.recognise import Recogniser, Recognition
 
@@ -178,6 +179,82 @@ def test_cards_the_frame_cuts_are_completed() -> None:
         assert _matched(found.quad, drawn) <= TOLERANCE, (centre, angle, found.quad, drawn)
 
 
+def test_cards_the_frame_cuts_are_also_found_by_their_measured_sides() -> None:
+    """The same drawn cards as the survey sees them: not a whole card, but a card in part
+    whose sides were measured on the frame (a corner beyond the frame, or the frame's
+    edge for a side: the two cut at the bottom and the top), read at an index corner in
+    view, near the drawn corners."""
+    rows, columns = FRAME
+    frame_sides = 0
+    for centre, angle, short in CUT_CARDS:
+        drawn = _corners(centre, angle, short)
+        quad, seen = survey(_draw(drawn))
+        assert quad is None and seen is not None, (centre, angle)
+        frame_sides += seen.frame_side is not None
+        found = readable_in_part(seen, SHAPE, INDEX, columns, rows)
+        assert found is not None, (centre, angle)
+        assert _matched(found.quad, drawn) <= TOLERANCE, (centre, angle, found.quad, drawn)
+        assert found.usable and set(found.usable) <= {0, 2}
+    assert frame_sides == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(angle=st.floats(-180, 180), short=st.floats(170, 260),
+       edge=st.sampled_from(["left", "right", "top", "bottom"]), cut=st.floats(0.05, 0.4),
+       along=st.floats(0.3, 0.7))
+def test_a_card_in_part_is_read_only_where_it_was_drawn(
+        angle: float, short: float, edge: str, cut: float, along: float) -> None:
+    """Wherever the frame cuts a drawn card, a card the survey finds in part and reads at
+    an index corner lies within a few pixels of the drawn card, hidden corners too (a
+    short side taken for a long one would put them 40 % off; the ends of a side the frame
+    cuts to a stub too short to measure were 7 to 35 pixels off before they were placed
+    from the opposite side), and its usable index boxes lie inside the frame."""
+    rows, columns = FRAME
+    drawn = _corners((0.0, 0.0), angle, short)
+    low, high = drawn.min(axis=0), drawn.max(axis=0)
+    extent = high - low
+    axis = 0 if edge in ("left", "right") else 1
+    other = 1 - axis
+    limit = (columns, rows)
+    centre = np.zeros(2)
+    centre[other] = float(np.clip(along * limit[other] - (low[other] + high[other]) / 2,
+                                  -low[other] + 20, limit[other] - 20 - high[other]))
+    if edge in ("left", "top"):
+        centre[axis] = -low[axis] - cut * extent[axis]
+    else:
+        centre[axis] = limit[axis] - 1 - high[axis] + cut * extent[axis]
+    drawn = drawn + centre
+    _, seen = survey(_draw(drawn))  # (a card whose corner leaves the frame by less than
+    # its blank rounded tip is a whole card: detect.OUT_OF_FRAME, tested with the detector)
+    found = None if seen is None else readable_in_part(seen, SHAPE, INDEX, columns, rows)
+    if found is None:
+        return
+    assert _matched(found.quad, drawn) <= TOLERANCE, (found.quad, drawn)
+    assert found.usable and set(found.usable) <= set(usable_corners(found.quad, columns, rows,
+                                                                    INDEX))
+
+
+def test_a_card_found_in_part_must_be_the_size_the_camera_showed_at_enrolment() -> None:
+    """The deck's cards were 200 to 220 pixels across at enrolment: one half or twice
+    that is under another camera (or the camera moved)."""
+    shape = CardShape(STRETCH, ASPECT, (200.0, 220.0))
+    for short, fits in ((210.0, True), (140.0, True), (320.0, True), (100.0, False),
+                        (440.0, False)):
+        quad = _corners((480.0, 270.0), 25.0, short)
+        assert shape.size(quad) == pytest.approx(short, rel=1e-6)
+        assert shape.fits_size(quad) is fits, short
+    assert SHAPE.fits_size(_corners((480.0, 270.0), 25.0, 1000.0))  # learnt before sizes
+
+
+def test_learnt_card_sizes_are_the_whole_cards_short_sides() -> None:
+    shorts = [150.0, 180.0, 240.0, 200.0, 170.0]
+    quads = [_corners((480, 270), angle, short)
+             for angle, short in zip((20, -35, 50, 70, -10), shorts, strict=True)]
+    shape = learn_shape(quads)
+    assert shape is not None and shape.sizes is not None
+    assert shape.sizes == pytest.approx((min(shorts), max(shorts)), rel=0.01)
+
+
 def test_a_long_side_in_view_with_little_of_the_short_ones_is_not_completed() -> None:
     drawn = _corners((500.0, 60.0), 100.0, 230.0)
     assert find_partial_card(_draw(drawn), SHAPE, INDEX) is None
@@ -208,7 +285,8 @@ def _deck_with_corners() -> DeckModel:
     vectors = rng.normal(size=(4, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     labels = np.array([0, 0, 1, 1])
-    reader = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3), SHAPE, 0.9, 0.2)
+    reader = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3),
+                          CardShape(STRETCH, ASPECT, (180.0, 230.0)), 0.9, 0.2)
     return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
 
 
@@ -216,7 +294,8 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     deck = _deck_with_corners()
     loaded = DeckModel.load("cornered", deck.save(tmp_path).parent).corners
     assert loaded is not None and deck.corners is not None
-    assert loaded.shape == SHAPE and loaded.box == deck.corners.box
+    assert loaded.shape == deck.corners.shape and loaded.box == deck.corners.box
+    assert loaded.shape.sizes == (180.0, 230.0)
     assert (loaded.max_distance, loaded.threshold) == (0.9, 0.2)
     assert np.array_equal(loaded.vectors, deck.corners.vectors)
     assert np.array_equal(loaded.labels, deck.corners.labels)
@@ -227,6 +306,8 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     {"shape": [0.0, 1.4]},  # no stretch
     {"threshold": float("nan")},
     {"shape": "wide"},
+    {"sizes": [0.0, 200.0]},
+    {"sizes": [220.0, 200.0]},
 ])
 def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
                                                   ) -> None:
@@ -273,7 +354,7 @@ def test_a_card_a_hand_borders_is_read_only_at_the_corner_away_from_it() -> None
                    if min(hand.quad[side][1], hand.quad[(side + 1) % 4][1]) > bottom - 10]
     assert [not borders for borders in hand.table_sides] == [
         side in bottom_side for side in range(4)]
-    found = beside_hand(hand, SHAPE, INDEX, columns, rows)
+    found = readable_in_part(hand, SHAPE, INDEX, columns, rows)
     assert found is not None and len(found.usable) == 1
     assert np.linalg.norm(found.quad[found.usable[0]] - drawn[0]) <= TOLERANCE
 
@@ -286,7 +367,7 @@ def test_a_card_a_hand_borders_is_also_completed_from_the_side_opposite_the_hand
     drawn, frame = _hand_below_card()
     _, hand = survey(frame)
     assert hand is not None and hand.table_sides.count(False) == 1
-    found = beside_hand(hand, SHAPE, INDEX, columns, rows)
+    found = readable_in_part(hand, SHAPE, INDEX, columns, rows)
     assert found is not None and found.also is not None
     assert _matched(found.also, drawn) <= TOLERANCE
     # The hand's side taken 8 % short of the card's end (a shadow's edge across it): the
@@ -296,14 +377,14 @@ def test_a_card_a_hand_borders_is_also_completed_from_the_side_opposite_the_hand
     for corner, far in ((hand_side, hand_side - 1), ((hand_side + 1) % 4, hand_side + 2)):
         anchor = short[far % 4]  # the far side's corner along the same table side
         short[corner] = anchor + 0.92 * (short[corner] - anchor)
-    cut = beside_hand(HandCard(short, hand.table_sides), SHAPE, INDEX, columns, rows)
+    cut = readable_in_part(CardInPart(short, hand.table_sides), SHAPE, INDEX, columns, rows)
     assert cut is not None and cut.also is not None
     assert _matched(cut.also, drawn) <= TOLERANCE
 
 
 def test_a_card_two_hands_border_has_no_side_to_complete_it_from() -> None:
     quad = _corners((480.0, 250.0), 0.0, 200.0).astype(np.float32)
-    found = beside_hand(HandCard(quad, (True, False, True, False)), SHAPE, INDEX, 960, 540)
+    found = readable_in_part(CardInPart(quad, (True, False, True, False)), SHAPE, INDEX, 960, 540)
     assert found is None or found.also is None
 
 

@@ -38,15 +38,17 @@ def _flagged() -> list[tuple[Path, Card]]:
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, 34 with a whole card enrolled,
-    7H left out of the deck with fewer than 2; 771 read): 480 right (62.3 %; 481 before
-    the second index read beside a hand, vision.partial.beside_hand; 471 before
-    paper in shadow was looked for, detect.PAPER_DIM; 411 before cards cut by the frame's
-    edge or bordered by a hand, and whole cards the whole-card read declined, were read by
-    an index corner; 7H is read by its index corners alone), none wrong, the rest
-    declined; seed 7 63.3 %, none wrong. Asserted: no wrong read, at least 61 % right, CPU
-    p95 within the 20 ms target; the deck learnt the camera's card
-    shape and keeps its index corners when saved; and of the 33 flagged photos
-    (flags.csv), none read wrong.
+    7H left out of the deck with fewer than 2; 771 read): 536 right (69.5 %; 480 before
+    cards the frame cuts at a corner or across two sides were read by their measured
+    sides, and the index corners were enrolled with jittered copies and projected onto
+    their principal directions; 481 before the second index read beside a hand,
+    vision.partial.readable_in_part; 471 before paper in shadow was looked for,
+    detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
+    whole cards the whole-card read declined, were read by an index corner; 7H is read by
+    its index corners alone), none wrong, the rest declined; seed 7 71.1 %, none wrong.
+    Asserted: no wrong read, at least 67 % right, CPU p95 within the 20 ms target; the deck
+    learnt the camera's card shape and sizes and keeps its index corners when saved; and
+    of the 33 flagged photos (flags.csv), none read wrong.
 
     Why the whole set: on a sample of 6 cards (AH 2H 5H 8H TH QH, every photo), before
     detection checked what lies beyond each edge, 2 to 14 of 351 reads were wrong (a hand's
@@ -59,14 +61,18 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.61, result.to_dict()
+    assert result.accuracy >= 0.67, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
     assert 1.05 <= corners.shape.stretch <= 1.3 and 1.3 <= corners.shape.aspect <= 1.5
+    assert corners.shape.sizes is not None  # whole cards' short sides: 170 to 280 pixels
+    assert 150 <= corners.shape.sizes[0] <= corners.shape.sizes[1] <= 300
     loaded = DeckModel.load("hearts", held.model.save(tmp_path).parent).corners
     assert loaded is not None and loaded.shape == corners.shape
     assert np.array_equal(loaded.vectors, corners.vectors)
+    assert corners.projection is not None and loaded.projection is not None
+    assert np.array_equal(loaded.projection, corners.projection)
     assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
     recogniser = Recogniser(held.model)
     for path, card in _flagged():
@@ -78,11 +84,26 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
 def test_a_card_missing_from_the_whole_card_deck_is_not_read_as_its_neighbour() -> None:
     """Draw 11 leaves 8H out of the whole-card deck (fewer than 2 of its 5 enrolment photos
     show a whole card); before the index check, six 8H photos were read as 6H, whose pips
-    differ by two (precision 98.7 %). The index of each said otherwise: now declined, 461
-    of 771 right (59.8 %), none wrong. Asserted: no wrong read, and 8H among the cards the
+    differ by two (precision 98.7 %). The index of each said otherwise: now declined, 522
+    of 771 right (67.7 %), none wrong. Asserted: no wrong read, and 8H among the cards the
     whole-card deck lacks (what makes this draw the test)."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=11, name="hearts")
     assert held.model is not None and held.result.frames == 771
     assert "8H" in held.not_enrolled
     assert held.result.wrong == 0, held.result.mistakes
+
+
+@pytest.mark.slow
+def test_a_blurred_index_is_not_taken_for_its_neighbour() -> None:
+    """Draw 3: 9H_s1_07, a card swept through the frame (motion blur), whose whole-card read
+    is unsure, was read as TH by its index at a confidence of 0.173, above the corner
+    reader's threshold as its enrolment set it (0.172); the least threshold an index read
+    alone is held to (vision.model.MIN_CORNER_THRESHOLD, 0.2) declines it. Measured: 552 of
+    771 right (71.6 %), none wrong. Asserted: no wrong read, and that photo declined."""
+    cv2.setNumThreads(1)
+    held = holdout_bench(HEARTS, 5, seed=3, name="hearts")
+    assert held.model is not None and held.result.frames == 771
+    assert held.result.wrong == 0, held.result.mistakes
+    read = Recogniser(held.model).recognise(read_image(HEARTS / "9H_s1_07.jpg"))
+    assert read.card is None, read
