@@ -119,6 +119,29 @@ def test_a_side_and_the_directions_leaving_it_complete_the_card(
     assert np.allclose(completed[3], hidden_first, atol=1e-3 * short)
 
 
+def _cut_by_frame(angle: float, short: float, edge: str, cut: float, along: float
+                  ) -> np.ndarray:
+    """A drawn card's corners placed so that the frame's ``edge`` cuts off ``cut`` of its
+    extent across that edge, ``along`` the way along it (kept 20 pixels clear of the
+    other edges)."""
+    rows, columns = FRAME
+    drawn = _corners((0.0, 0.0), angle, short)
+    low, high = drawn.min(axis=0), drawn.max(axis=0)
+    extent = high - low
+    axis = 0 if edge in ("left", "right") else 1
+    other = 1 - axis
+    limit = (columns, rows)
+    centre = np.zeros(2)
+    centre[other] = float(np.clip(along * limit[other] - (low[other] + high[other]) / 2,
+                                  -low[other] + 20, limit[other] - 20 - high[other]))
+    if edge in ("left", "top"):
+        centre[axis] = -low[axis] - cut * extent[axis]
+    else:
+        centre[axis] = limit[axis] - 1 - high[axis] + cut * extent[axis]
+    placed: np.ndarray = drawn + centre
+    return placed
+
+
 @settings(max_examples=40, deadline=None)
 @given(angle=st.floats(-180, 180), short=st.floats(170, 260),
        edge=st.sampled_from(["left", "right", "top", "bottom"]), cut=st.floats(0.1, 0.4),
@@ -129,21 +152,7 @@ def test_a_card_the_frame_cuts_is_completed_near_the_drawn_one(
     that edge; whenever it is completed, every corner (hidden ones too) lies within a few
     pixels of the drawn one, and the usable index corners lie inside the frame."""
     rows, columns = FRAME
-    drawn = _corners((0.0, 0.0), angle, short)
-    low, high = drawn.min(axis=0), drawn.max(axis=0)
-    extent = high - low
-    axis = 0 if edge in ("left", "right") else 1
-    other = 1 - axis
-    limit = (columns, rows)
-    centre = np.zeros(2)
-    centre[other] = along * limit[other] - (low[other] + high[other]) / 2 + 0.0
-    centre[other] = float(np.clip(centre[other], -low[other] + 20,
-                                  limit[other] - 20 - high[other]))
-    if edge in ("left", "top"):
-        centre[axis] = -low[axis] - cut * extent[axis]
-    else:
-        centre[axis] = limit[axis] - 1 - high[axis] + cut * extent[axis]
-    drawn = drawn + centre
+    drawn = _cut_by_frame(angle, short, edge, cut, along)
     inside = (drawn >= 0).all(axis=1) & (drawn[:, 0] <= columns - 1) & (
         drawn[:, 1] <= rows - 1)
     assume(1 <= int((~inside).sum()) <= 2)  # one or two corners beyond the frame
@@ -210,20 +219,7 @@ def test_a_card_in_part_is_read_only_where_it_was_drawn(
     cuts to a stub too short to measure were 7 to 35 pixels off before they were placed
     from the opposite side), and its usable index boxes lie inside the frame."""
     rows, columns = FRAME
-    drawn = _corners((0.0, 0.0), angle, short)
-    low, high = drawn.min(axis=0), drawn.max(axis=0)
-    extent = high - low
-    axis = 0 if edge in ("left", "right") else 1
-    other = 1 - axis
-    limit = (columns, rows)
-    centre = np.zeros(2)
-    centre[other] = float(np.clip(along * limit[other] - (low[other] + high[other]) / 2,
-                                  -low[other] + 20, limit[other] - 20 - high[other]))
-    if edge in ("left", "top"):
-        centre[axis] = -low[axis] - cut * extent[axis]
-    else:
-        centre[axis] = limit[axis] - 1 - high[axis] + cut * extent[axis]
-    drawn = drawn + centre
+    drawn = _cut_by_frame(angle, short, edge, cut, along)
     _, seen = survey(_draw(drawn))  # (a card whose corner leaves the frame by less than
     # its blank rounded tip is a whole card: detect.OUT_OF_FRAME, tested with the detector)
     found = None if seen is None else readable_in_part(seen, SHAPE, INDEX, columns, rows)
