@@ -26,7 +26,7 @@ from shoe_controller.errors import CardCodeError
 from vision.capture import read_image
 from vision.detect import detect, rectify, survey
 from vision.index_corner import Partly, learn_corners
-from vision.model import MIN_CORNER_THRESHOLD, DeckModel, VisionModelError, card_index, enroll
+from vision.model import DeckModel, VisionModelError, card_index, enroll
 from vision.partial import find_in_part
 from vision.recognise import Recogniser
 from vision.roi import Roi, crop
@@ -127,7 +127,7 @@ def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Car
         names.append(path.name)
     relearnt = learn_corners(
         [image for image, _ in samples], np.array([card_index(card) for _, card in samples]),
-        quads, model.split, model.layout, MIN_CORNER_THRESHOLD, partly)
+        quads, model.split, model.layout, partly)
     if relearnt is not None:
         model.corners = relearnt
     return names

@@ -88,11 +88,6 @@ MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
 (2C or 2S) has a smaller relative margin than without: its floor is higher (a 2C read as 2S
 at 0.15 was seen on a small, blurred bellot card whose held-out reads were all right)."""
-MIN_CORNER_THRESHOLD = 0.2
-"""An index corner read alone (a card in part, or a whole card whose whole read was unsure)
-has less to go on than a whole card: a motion-blurred 9H was read as TH at 0.173 by its
-index (cardai, draw 3; at 0.2 draws 2024, 7, 11 and 3 read 0, 13, 0 and 8 fewer photos of
-771, none wrong)."""
 DISTANCE_SLACK = 1.5
 DECK_QUANTILE = 0.999
 """A region deck's two limits (index shape, camera view) each let through this share of the
@@ -494,7 +489,7 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | Non
         from vision.index_corner import learn_corners
 
         model.corners = learn_corners([image for image, _ in samples], labels, quads,
-                                      model.split, model.layout, MIN_CORNER_THRESHOLD)
+                                      model.split, model.layout)
     return model
 
 

@@ -142,10 +142,14 @@ def _cut_by_frame(angle: float, short: float, edge: str, cut: float, along: floa
     return placed
 
 
+PLACES = {"angle": st.floats(-180, 180), "short": st.floats(170, 260),
+          "edge": st.sampled_from(["left", "right", "top", "bottom"]),
+          "along": st.floats(0.3, 0.7)}
+"""Where a card the frame cuts lies (:func:`_cut_by_frame`), but for how much is cut."""
+
+
 @settings(max_examples=40, deadline=None)
-@given(angle=st.floats(-180, 180), short=st.floats(170, 260),
-       edge=st.sampled_from(["left", "right", "top", "bottom"]), cut=st.floats(0.1, 0.4),
-       along=st.floats(0.3, 0.7))
+@given(cut=st.floats(0.1, 0.4), **PLACES)
 def test_a_card_the_frame_cuts_is_completed_near_the_drawn_one(
         angle: float, short: float, edge: str, cut: float, along: float) -> None:
     """The card placed so that the frame's ``edge`` cuts off ``cut`` of its extent across
@@ -208,9 +212,7 @@ def test_cards_the_frame_cuts_are_also_found_by_their_measured_sides() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(angle=st.floats(-180, 180), short=st.floats(170, 260),
-       edge=st.sampled_from(["left", "right", "top", "bottom"]), cut=st.floats(0.05, 0.4),
-       along=st.floats(0.3, 0.7))
+@given(cut=st.floats(0.05, 0.4), **PLACES)
 def test_a_card_in_part_is_read_only_where_it_was_drawn(
         angle: float, short: float, edge: str, cut: float, along: float) -> None:
     """Wherever the frame cuts a drawn card, a card the survey finds in part and reads at

@@ -99,7 +99,7 @@ def test_a_blurred_index_is_not_taken_for_its_neighbour() -> None:
     """Draw 3: 9H_s1_07, a card swept through the frame (motion blur), whose whole-card read
     is unsure, was read as TH by its index at a confidence of 0.173, above the corner
     reader's threshold as its enrolment set it (0.172); the least threshold an index read
-    alone is held to (vision.model.MIN_CORNER_THRESHOLD, 0.2) declines it. Measured: 552 of
+    alone is held to (vision.index_corner.MIN_CORNER_THRESHOLD, 0.2) declines it. Measured: 552 of
     771 right (71.6 %), none wrong. Asserted: no wrong read, and that photo declined."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=3, name="hearts")
