@@ -33,6 +33,11 @@ class JournalError(ShoeError):
     """The journal cannot be opened, read or written (not a journal, newer format, I/O)."""
 
 
+class JournalNotReady(JournalError):
+    """The file is an empty database: no journal yet, or one a controller is creating this
+    moment (a reader opening it then sees no tables). Trying again later may succeed."""
+
+
 class JournalReplayError(JournalError, ValueError):
     """The journal holds a record the table cannot replay."""
 

@@ -43,7 +43,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from shoe_controller import __version__
-from shoe_controller.errors import JournalError
+from shoe_controller.errors import JournalError, JournalNotReady
 from shoe_controller.journal.records import (
     GENESIS_HASH,
     Record,
@@ -119,6 +119,11 @@ def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     except sqlite3.DatabaseError as exc:
         raise JournalError(f"{path}: not a journal ({exc})") from exc
+    if not tables and app_id == 0:
+        # A controller creates the file first and its tables in the next transaction: a
+        # reader in between (verify, recall, a monitor polling) must not call it foreign.
+        raise JournalNotReady(f"{path}: an empty database, not a journal yet (a controller "
+                              "creating it this moment? try again)")
     if app_id != APPLICATION_ID or not {"meta", "records"} <= tables:
         raise JournalError(f"{path}: not a shoe journal (an SQLite file of something else)")
     if version > FORMAT_VERSION:

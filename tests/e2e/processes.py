@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from shoe_controller.cards import format_shoe, new_shoe
+from shoe_controller.errors import JournalNotReady
 from shoe_controller.journal import Journal
 
 PROFILE = "punto-banco-8d"
@@ -205,7 +206,11 @@ def journal_records(journal: Path, kind: str | None = None) -> int:
     file)."""
     if not journal.exists():
         return 0
-    with Journal(journal, readonly=True) as store:
+    try:
+        store = Journal(journal, readonly=True)
+    except JournalNotReady:
+        return 0  # created this moment, its tables not yet (once a failure of a stress run)
+    with store:
         return sum(1 for record in store.records() if kind is None or record.kind == kind)
 
 

@@ -13,7 +13,7 @@ import pytest
 from journal_helpers import fill
 
 from shoe_controller import __version__
-from shoe_controller.errors import JournalDataError, JournalError, ShoeError
+from shoe_controller.errors import JournalDataError, JournalError, JournalNotReady, ShoeError
 from shoe_controller.journal import FORMAT_VERSION, GENESIS_HASH, Journal, verify_journal
 
 
@@ -118,6 +118,22 @@ def test_other_files_are_refused(tmp_path: Path) -> None:
     assert other.read_bytes() == before  # refused untouched (not even switched to WAL)
     with pytest.raises(JournalError, match="no such journal file"):
         verify_journal(tmp_path / "missing.db")
+
+
+def test_an_empty_database_is_a_journal_not_yet_made(tmp_path: Path) -> None:
+    """A controller creates the file, then its tables: a reader polling in between (a
+    monitor, a test waiting for cards) is told to try again, not that the file is foreign;
+    and the controller then makes its journal there as usual."""
+    path = tmp_path / "table.sqlite"
+    sqlite3.connect(path).close()  # the file exists, with no table in it yet
+    with pytest.raises(JournalNotReady, match="not a journal yet"):
+        Journal(path, readonly=True)
+    with pytest.raises(JournalNotReady):
+        verify_journal(path)
+    with Journal(path) as journal:
+        journal.append("note", {"text": "made"})
+    with Journal(path, readonly=True) as journal:
+        assert [record.kind for record in journal.records()] == ["note"]
 
 
 def test_meta_disagreeing_with_the_file_is_a_problem(tmp_path: Path) -> None:
