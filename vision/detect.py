@@ -54,6 +54,7 @@ OUT_OF_FRAME = 0.10
 """A corner may leave the frame by this share of the card's short side: its rounded tip and
 the blank margin beside the index (cardai: no wrong read at 0.10, 3 points more read than
 at 0.06, every photo flagged partly out of frame still declined)."""
+REFINE_MOVE = 0.35  # most a corner moves to the sharp corner: of the shortest side
 ON_FRAME_EDGE = 2.0  # work pixels: two corners this near one edge of the frame: cut by it
 MIN_EDGE_SUPPORT = 0.3  # least share of edge profiles that show a step from table to paper
 
@@ -84,6 +85,16 @@ class CardInPart:
     measured: tuple[bool, ...] = (True, True, True, True)
     """Which sides were measured on the frame; a side the frame cuts to a stub keeps the
     mask's coarse line, and the corners at its ends are no better than that."""
+    table_corners: tuple[bool, ...] | None = None
+    """Which corners (corner ``k`` between sides ``k - 1`` and ``k``) border the table
+    along the half of both their sides next to them, those sides measured; None: those
+    between two ``table_sides``."""
+
+    def corner_on_table(self, corner: int) -> bool:
+        """The table lies beyond both sides next to ``corner``, at least near it."""
+        if self.table_corners is not None:
+            return self.table_corners[corner]
+        return self.table_sides[corner - 1] and self.table_sides[corner]
 
 
 def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
@@ -142,6 +153,12 @@ def survey(frame: np.ndarray, *, loose: bool = False
             continue  # more than one side may be the frame's: what shows may be any part
         cut = bool(on_edge) or _leaves_frame(refined, width, height)
         corners, support, beyond, on_frame = _edges_on_frame(frame, refined / scale)
+        if not card_shaped(corners) and not cut and not _same_quad(refined, quad):
+            # The outline followed a shadow or a finger across a side, not the card's
+            # edge, and the fit to it moved a corner off the card (3H_s2_12: a finger's
+            # shadow over the corner): measured from the coarse corners, the edges may
+            # still show the card.
+            corners, support, beyond, on_frame = _edges_on_frame(frame, clockwise(quad) / scale)
         if not card_shaped(corners) or (cut and on_frame is None):
             continue  # (a card the frame cuts is placed by its measured sides alone)
         # The frame's edge is no side of the card: what lies beyond it says nothing.
@@ -164,14 +181,19 @@ def survey(frame: np.ndarray, *, loose: bool = False
         # vignette darkens to a deeper green than the lit felt by the card (cardai s1:
         # the felt there is then nearer the paper's grey, and no side would pass).
         sides: tuple[bool, ...] = (True,) * 4
+        near: tuple[bool, ...] = (True,) * 4
     else:
         table = np.median(_border(blurred).astype(np.float64), axis=0)
-        sides = _table_sides(outside, table, paper_colour(frame, corners))
+        paper = paper_colour(frame, corners)
+        sides = _table_sides(outside, table, paper)
+        near = _table_near_corners(outside, table, paper)
     # A side borders the table only where it was measured on the frame (not the frame's
     # edge, not a coarse line through a side too little of which shows).
-    sides = tuple(table_side and side != frame_side and on_frame[side]
-                  for side, table_side in enumerate(sides))
-    return None, CardInPart(corners, sides, frame_side, on_frame)
+    usable = [side != frame_side and on_frame[side] for side in range(4)]
+    sides = tuple(table_side and usable[side] for side, table_side in enumerate(sides))
+    near = tuple(table and usable[corner - 1] and usable[corner]
+                 for corner, table in enumerate(near))
+    return None, CardInPart(corners, sides, frame_side, on_frame, near)
 
 
 def work_frame(frame: np.ndarray) -> tuple[float, np.ndarray]:
@@ -394,7 +416,7 @@ def _edge_corners(outline: np.ndarray, quad: np.ndarray, tolerance: float) -> np
     if refined is None:
         return quad
     shortest = min(length for _, length, _, _ in sides)
-    if np.linalg.norm(refined - quad, axis=1).max() > 0.35 * shortest:
+    if np.linalg.norm(refined - quad, axis=1).max() > REFINE_MOVE * shortest:
         return quad
     return refined
 
@@ -405,7 +427,9 @@ EDGE_STEP = 0.5
 EDGE_LEVEL = 0.5
 EDGE_MIN_CLEAR = 6  # profiles with a clear step needed to measure an edge (a quarter)
 EDGE_INLIER = 1.5  # frame pixels: a profile's step this near its edge's line supports it
-BEYOND = 4.0  # frame pixels outside an edge where the table's colour is taken
+BEYOND = 8.0  # frame pixels outside an edge where the table's colour is taken: past the
+# paper a blurred edge smears onto the table (4 px: cardai's motion-blurred cards had
+# paper-grey beyond their sides, and a side on the table passed for one by a hand)
 EDGE_STEADY = 0.8  # share of a profile past its step that must stay above the level
 ONE_TABLE = 0.12  # most a channel's share of the colour beyond two edges may differ by
 HUED = 90  # B + G + R: a colour darker than this has no reliable hue (8-bit, JPEG)
@@ -609,6 +633,30 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     shadow's straight edge across the card has the card's own shaded paper beyond it, and
     a dim table's hue is faint enough for grey to pass for it (a simulated 6H so cut read
     as 3H by its index). A profile whose outside lies beyond the frame says nothing."""
+    like, outside = _like_table(beyond, table, paper)
+    return tuple(bool(count <= 1) for count in (~(like | outside)).sum(axis=1))
+
+
+def _table_near_corners(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
+                        ) -> tuple[bool, ...]:
+    """Which corners (corner ``k`` between sides ``k - 1`` and ``k``) have the table beyond
+    both their sides along the half of each next to them (:func:`_table_sides`' test,
+    one stray profile let through in each half, and enough of each half in the frame): a
+    hand over the far end of a side leaves the corner at its near end bordered by table,
+    and its index as readable as a whole card's; a hand over the corner does not."""
+    like, outside = _like_table(beyond, table, paper)
+    half = beyond.shape[1] // 2
+    # (side, near its start / near its end): in view, and at most one stray profile
+    clear = np.array([[(~outside[side, part]).sum() >= half // 2
+                       and (~(like | outside)[side, part]).sum() <= 1
+                       for part in (slice(0, half), slice(half, None))] for side in range(4)])
+    return tuple(bool(clear[corner - 1, 1] and clear[corner, 0]) for corner in range(4))
+
+
+def _like_table(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per profile beyond the sides (``(4, samples)``): whether its colour passes for the
+    table's (see :func:`_table_sides`), and whether it lies outside the frame."""
     outside = ~_in_frame(beyond)
     beyond = np.where(outside[..., None], 0.0, beyond)
     shares = beyond / np.maximum(beyond.sum(axis=2, keepdims=True), 1.0)
@@ -619,7 +667,7 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     like = (to_table <= ONE_TABLE) | dark
     if float(np.abs(table_hue - paper_hue).max()) > ONE_TABLE / 2:
         like &= (to_table < np.abs(shares - paper_hue).max(axis=2)) | dark
-    return tuple(bool(count <= 1) for count in (~(like | outside)).sum(axis=1))
+    return like, outside
 
 
 PAPER_BAND = (0.03, 0.08)

@@ -19,7 +19,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vision.detect import CARD_CORNERS, CARD_SIZE, CardInPart, _table_sides, find_card, survey
+from vision.detect import (
+    CARD_CORNERS,
+    CARD_SIZE,
+    CardInPart,
+    _table_near_corners,
+    _table_sides,
+    find_card,
+    survey,
+)
 from vision.index_corner import CornerReader, corner_vector
 from vision.model import DeckModel, VisionModelError, card_of
 from vision.partial import (
@@ -378,6 +386,56 @@ def test_a_card_a_hand_borders_is_also_completed_from_the_side_opposite_the_hand
     cut = readable_in_part(CardInPart(short, hand.table_sides), SHAPE, INDEX, columns, rows)
     assert cut is not None and cut.also is not None
     assert _matched(cut.also, drawn) <= TOLERANCE
+
+
+def test_a_finger_over_a_plain_corner_leaves_both_index_corners_readable() -> None:
+    """A finger from beyond the frame's right edge over the card's top-right corner (no
+    index there) lies across the far end of the top side and of the right side: neither
+    borders the table along its whole length, but each index corner has the table beyond
+    the half of both its sides next to it (cardai s2: 6H_s2_38, a hand over a plain
+    corner, declined before this was looked at per half side). Both are read, where drawn."""
+    rows, columns = FRAME
+    drawn = _corners((480.0, 250.0), 0.0, 200.0)
+    frame = _draw(drawn)
+    top_left, top_right, bottom_right = drawn[0], drawn[1], drawn[2]
+    # Over just more than half of the top and the right side (so neither borders the
+    # table as a whole), reaching one profile into the half next to each index corner.
+    left = top_left[0] + 0.47 * (top_right[0] - top_left[0])
+    bottom = top_right[1] + 0.53 * (bottom_right[1] - top_right[1])
+    cv2.rectangle(frame, (round(left), round(top_right[1]) - 30), (columns - 1, round(bottom)),
+                  SKIN, -1)
+    quad, hand = survey(frame)
+    assert quad is None and hand is not None
+    assert hand.table_sides.count(False) == 2, hand.table_sides
+    assert hand.table_corners is not None
+    on_table = [hand.corner_on_table(corner) for corner in range(4)]
+    assert on_table.count(True) == 3, on_table  # all but the finger's
+    found = readable_in_part(hand, SHAPE, INDEX, columns, rows)
+    assert found is not None and len(found.usable) == 2
+    for usable in found.usable:
+        assert np.linalg.norm(found.quad[usable] - drawn, axis=1).min() <= TOLERANCE
+
+
+def test_table_near_a_corner_is_judged_on_the_half_of_each_side_next_to_it() -> None:
+    """Skin beyond the far half of side 0 (from corner 0 to 1): corner 1 loses the table,
+    corner 0 keeps it; one stray profile in a half is noise, two are not; a half whose
+    outside lies beyond the frame says nothing, so its corner is not taken on trust."""
+    table = np.array([12.0, 19.0, 10.0])
+    paper = np.array([200.0, 205.0, 200.0])
+    felt = np.array([55.0, 85.0, 37.0])
+    skin = np.array([120.0, 150.0, 205.0])
+    beyond = np.tile(felt, (4, 24, 1))
+    beyond[0, 12:] = skin
+    assert _table_near_corners(beyond, table, paper) == (True, False, True, True)
+    assert _table_sides(beyond, table, paper) == (False, True, True, True)
+    stray = np.tile(felt, (4, 24, 1))
+    stray[2, 3] = skin
+    assert _table_near_corners(stray, table, paper) == (True, True, True, True)
+    stray[2, 5] = skin  # two in the first half of side 2: corner 2 has a hand by it
+    assert _table_near_corners(stray, table, paper) == (True, True, False, True)
+    cut = np.tile(felt, (4, 24, 1))
+    cut[3, 12:] = np.nan  # side 3's end half beyond the frame
+    assert _table_near_corners(cut, table, paper) == (False, True, True, True)
 
 
 def test_a_card_two_hands_border_has_no_side_to_complete_it_from() -> None:
