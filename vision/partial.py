@@ -527,6 +527,12 @@ def _two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
         if all(length >= (1 - ASPECT_TOLERANCE) * seen
                for length, seen in zip(lengths, shown, strict=True)):
             fits.append(quad)
+    if len(fits) == 2 and shape.sizes is not None:
+        # Both lengths reach the frame's edge: the card is then the one as large as the
+        # deck's cards were at enrolment, if only one is (cardai draw 2024: of 16 such
+        # cuts, 11 had one completion 26-72 % larger than any enrolled card).
+        low, high = shape.sizes
+        fits = [quad for quad in fits if low <= shape.size(clockwise(quad)) <= high]
     return fits[0] if len(fits) == 1 else None
 
 

@@ -266,6 +266,24 @@ def test_a_long_side_in_view_with_little_of_the_short_ones_is_not_completed() ->
     assert find_partial_card(_draw(drawn), SHAPE, INDEX) is None
 
 
+def test_a_cut_card_both_lengths_would_fit_is_completed_at_the_deck_s_size() -> None:
+    """The frame's bottom edge cuts a card lying on its long side, so little of its short
+    sides shows that the frame allows either length for them: not completed while the
+    deck's sizes are unknown; completed where drawn when only one completion is the size
+    the deck's cards were at enrolment; not when both are, or neither."""
+    rows, columns = FRAME
+    drawn = _cut_by_frame(90.0, 200.0, "bottom", 0.25, 0.5)
+    _, seen = survey(_draw(drawn))
+    assert seen is not None and seen.frame_side is not None
+    assert readable_in_part(seen, SHAPE, INDEX, columns, rows) is None
+    found = readable_in_part(seen, CardShape(STRETCH, ASPECT, (185.0, 215.0)), INDEX,
+                             columns, rows)
+    assert found is not None and _matched(found.quad, drawn) <= TOLERANCE, found
+    for sizes in ((150.0, 400.0), (100.0, 150.0)):
+        assert readable_in_part(seen, CardShape(STRETCH, ASPECT, sizes), INDEX, columns,
+                                rows) is None, sizes
+
+
 def test_a_card_cut_by_something_else_than_the_frame_is_not_completed() -> None:
     """A dark band over the card, inside the frame, cuts its paper as the frame's edge
     would: the hidden corners would lie in view, so no card is completed."""
