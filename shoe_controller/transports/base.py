@@ -300,7 +300,14 @@ class ReconnectingTransport(Transport):
         return time.monotonic() >= self._next_attempt
 
     def _try_connect(self, first: bool = False) -> bool:
-        """One attempt to bring a fresh transport up; True on success."""
+        """One attempt to bring a fresh transport up; True on success.
+
+        ``on_event`` is called only after the attempt has let go of the connect lock: the
+        owner's callback takes the owner's own lock, and another of the owner's threads may
+        hold that lock while it waits here to write (``ShoeConnection.send``). A failed
+        attempt reported under the connect lock deadlocked the two (once in CI, under load:
+        the controller and the shoe both silent after a refused reconnection)."""
+        event: tuple[TransportEventKind, str, int, float] | None = None
         with self._connect_lock:
             with self._lock:
                 if not self._open:
@@ -317,31 +324,30 @@ class ReconnectingTransport(Transport):
                     # (else an absent port is reported as "not connected yet", not by name).
                     self._last_description = candidate.description
                     self._attempts += 1
-                    attempt = self._attempts
                     self.last_error = str(exc)
                     self._next_attempt = time.monotonic() + self._backoff
                     self._backoff = min(self._backoff * 2, self._backoff_max)
-                    down_for = time.monotonic() - (self._down_since or time.monotonic())
-                if not first:
-                    self._emit(TransportEventKind.RETRY_FAILED, str(exc), attempt, down_for)
-                return False
-            with self._lock:
-                if not self._open:  # closed while we were connecting
-                    candidate.close()
-                    return False
-                self._inner = candidate
-                self._last_description = candidate.description
-                self._generation += 1
-                attempt = self._attempts
-                down_for = time.monotonic() - (self._down_since or time.monotonic())
-                self._down_since = None
-                self._backoff = self._backoff_initial
-                self._attempts = 0
-                if not first:
-                    self.reconnections += 1
+                    event = (TransportEventKind.RETRY_FAILED, str(exc), self._attempts,
+                             time.monotonic() - (self._down_since or time.monotonic()))
+            else:
+                with self._lock:
+                    if not self._open:  # closed while we were connecting
+                        candidate.close()
+                        return False
+                    self._inner = candidate
+                    self._last_description = candidate.description
+                    self._generation += 1
+                    event = (TransportEventKind.RECONNECTED, candidate.description,
+                             self._attempts,
+                             time.monotonic() - (self._down_since or time.monotonic()))
+                    self._down_since = None
+                    self._backoff = self._backoff_initial
+                    self._attempts = 0
+                    if not first:
+                        self.reconnections += 1
         if not first:
-            self._emit(TransportEventKind.RECONNECTED, candidate.description, attempt, down_for)
-        return True
+            self._emit(*event)
+        return event[0] is TransportEventKind.RECONNECTED
 
     def _connection_failed(self, generation: int, exc: TransportError) -> None:
         with self._lock:

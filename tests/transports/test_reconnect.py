@@ -3,12 +3,16 @@ is absent at start, and errors that must not be swallowed."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from shoe_controller.errors import ConfigError, TransportError
 from shoe_controller.transports import transport_for_url
 from shoe_controller.transports.base import (
     ReconnectingTransport,
+    Transport,
     TransportEvent,
     TransportEventKind,
 )
@@ -127,3 +131,76 @@ def test_closed_reconnecting_transport_refuses_io() -> None:
         link.read(1, 0)
     with pytest.raises(TransportError):
         link.write(b"x")
+
+
+class _RefusingPeer(Transport):
+    """A peer that refuses every connection; once ``hold`` is set, each refusal waits for
+    ``release`` (so a test can act while an attempt is under way)."""
+
+    def __init__(self, hold: threading.Event, opening: threading.Event,
+                 release: threading.Event) -> None:
+        self._hold, self._opening, self._release = hold, opening, release
+
+    @property
+    def description(self) -> str:
+        return "refusing peer"
+
+    @property
+    def is_open(self) -> bool:
+        return False
+
+    def open(self) -> None:
+        if self._hold.is_set():
+            self._opening.set()
+            self._release.wait(5)
+        raise TransportError("connection refused")
+
+    def close(self) -> None:
+        pass
+
+    def read(self, size: int = 1, timeout: float | None = None) -> bytes:
+        raise TransportError("not connected")
+
+    def write(self, data: bytes) -> None:
+        raise TransportError("not connected")
+
+
+def test_a_failed_reconnection_is_reported_after_the_attempt_lets_go_of_its_lock() -> None:
+    """The owner's callback takes the owner's lock (ShoeConnection: its endpoint's), and the
+    owner writes under that lock from another thread. A reader's failed attempt used to
+    report RETRY_FAILED while still holding the connect lock that the owner's write waited
+    for, each thread then waiting for the other's lock for good (seen once in CI: the
+    controller and the simulated shoe both silent after a refused reconnection)."""
+    owner = threading.RLock()
+    hold, opening, release, writing = (threading.Event() for _ in range(4))
+    events: list[TransportEventKind] = []
+
+    def on_event(event: TransportEvent) -> None:
+        with owner:
+            events.append(event.kind)
+
+    link = ReconnectingTransport(lambda: _RefusingPeer(hold, opening, release), on_event,
+                                 backoff_initial=0.01, backoff_max=0.01)
+    link.open()  # refused at once: LOST
+    hold.set()
+    reader = threading.Thread(target=link.read, args=(1, 1.0), daemon=True)
+    reader.start()
+    assert opening.wait(5)  # the reader's attempt is under way, holding the connect lock
+
+    def owner_writes() -> None:
+        with owner:
+            writing.set()
+            link.write(b"x")  # due for an attempt of its own: waits for the connect lock
+
+    writer = threading.Thread(target=owner_writes, daemon=True)
+    writer.start()
+    assert writing.wait(5)
+    time.sleep(0.1)  # the writer now waits for the connect lock, holding the owner's
+    release.set()  # the reader's attempt is refused; its callback wants the owner's lock
+    reader.join(5)
+    writer.join(5)
+    assert not reader.is_alive() and not writer.is_alive(), "deadlocked"
+    assert events[0] is TransportEventKind.LOST
+    assert TransportEventKind.RETRY_FAILED in events
+    assert link.dropped_bytes == 1  # the write went nowhere while the peer refused
+    link.close()
