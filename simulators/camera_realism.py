@@ -45,6 +45,7 @@ from shoe_controller.cards import Card
 from simulators.camera import DeckDesign, render_deck
 
 Range = tuple[float, float]
+Buckets = tuple[tuple[float, float, float], ...]  # (low, high, weight) ranges
 """A parameter drawn uniformly between two values for each frame."""
 
 FACE_HEIGHT = 600
@@ -79,8 +80,17 @@ class Session:
     hand_kinds: tuple[float, float, float] = (0.0, 1.0, 0.0)
     """Of the frames with a hand: the shares where it stays apart from the card, reaches
     onto it, or holds it on the palm (the card lying over the hand)."""
+    onto_reach: Buckets = ((0.0, 0.3, 1.0),)
+    """How far a hand onto the card reaches onto it, a share of the card's length: ranges
+    (low, high, weight), one drawn by weight, then a value uniformly in it."""
     partial: float = 0.0
     """Share of frames with the card partly out of frame (overhead view)."""
+    partial_out: Buckets = ((0.15, 0.45, 1.0),)
+    """How much of a card partly out of frame lies beyond the frame's edge, a share of its
+    extent across that edge (ranges as ``onto_reach``)."""
+    partial_corner: float = 0.0
+    """Of the cards partly out of frame, the share cut by two edges (a corner of the frame),
+    each by a share drawn from ``partial_out``."""
     card_size: Range = (0.7, 0.8)
     """The card's long side as a share of the frame's height (overhead view)."""
     bits: tuple[int, int, int] = (8, 8, 8)
@@ -186,6 +196,9 @@ LOW_RES_SLOT = CameraCondition(
     },
 )
 
+ONTO_REACH: Buckets = ((0.0, 0.15, 20), (0.15, 0.35, 3), (0.35, 0.6, 4))
+"""How far a hand onto the card reaches (cardai, both sessions: see OVERHEAD_FELT)."""
+
 OVERHEAD_FELT = CameraCondition(
     name="overhead_felt",
     description="overhead webcam over dim green felt, hands and partial views",
@@ -201,14 +214,24 @@ OVERHEAD_FELT = CameraCondition(
         # hands, 10 apart, 11 onto it, none under it. The card's long side over the frame's
         # height, on the whole cards the detector finds in every third photo, p10-p90: s1
         # 0.64-0.80 (the simulation had 0.46-0.70), s2 0.66-0.77 (had 0.67-0.83).
+        # How far, by eye: of 26 cards partly out of frame in 48 s1 frames (every 5th),
+        # 9 had under 15 % of the card beyond the edge, 9 15-35 %, 5 35-50 %, 3 up to 75 %
+        # (the simulation had 15-45 % for all), and 8 were cut by two edges (it had none);
+        # s2's 8 of 48 (every 11th), 5 under 15 %, 3 up to 30 %, none by two edges. A hand
+        # onto the card, in the same frames (27): its fingers over under 15 % of the card's
+        # length 20 times, 15-35 % 3 times, 35-60 % 4 times (it had 0-30 % for all).
         "s1": Session("s1", paper=(95, 185), metering=(33, 47),
                       cast=((0.98, 1.04), (1.0, 1.15)),
                       uneven=0.15, defocus=(0.25, 0.7), motion=0.25, hand=0.36, partial=0.52,
-                      hand_kinds=(0.4, 0.27, 0.33), card_size=(0.62, 0.82)),
+                      hand_kinds=(0.4, 0.27, 0.33), card_size=(0.62, 0.82),
+                      partial_out=((0.05, 0.15, 9), (0.15, 0.35, 9), (0.35, 0.5, 5),
+                                   (0.5, 0.75, 3)),
+                      partial_corner=8 / 26, onto_reach=ONTO_REACH),
         "s2": Session("s2", paper=(130, 200), metering=(46, 67),
                       cast=((0.92, 1.01), (0.92, 1.09)),
                       uneven=0.15, defocus=(0.25, 0.7), motion=0.1, hand=0.73, partial=0.14,
-                      hand_kinds=(0.48, 0.52, 0.0), card_size=(0.64, 0.78)),
+                      hand_kinds=(0.48, 0.52, 0.0), card_size=(0.64, 0.78),
+                      partial_out=((0.05, 0.15, 5), (0.15, 0.3, 3)), onto_reach=ONTO_REACH),
     },
     read_noise=(1.5, 3.0), shot_noise=0.03,  # assumed; checked: measured noise 0.19-0.43
     vignetting=0.5,  # assumed (a wide webcam lens); checked: corner ratio
@@ -478,9 +501,15 @@ def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
     centred += rng.uniform(-0.03, 0.03, (4, 2)) * [fw * scale, fh * scale]
     rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
     placed = centred @ rotation.T
-    partial = rng.random() < session.partial
+    cut = [0.0, 0.0]  # the share of the card's extent beyond an edge, on each axis
+    if rng.random() < session.partial:
+        cut[0] = draw_from(rng, session.partial_out)
+        if rng.random() < session.partial_corner:
+            cut[1] = draw_from(rng, session.partial_out)
+        if rng.random() < 0.5:
+            cut.reverse()
     placed = placed + card_offset(rng, placed.min(axis=0), placed.max(axis=0),
-                                  (width, height), partial)
+                                  (width, height), (cut[0], cut[1]))
     placed = placed.astype(np.float32)
     matrix = cv2.getPerspectiveTransform(corners, placed)
     skin = np.asarray(extra["skin"], np.float32)
@@ -492,27 +521,35 @@ def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
     if kind == HAND_APART:
         _hand(scene, rng, placed, skin, rng.uniform(-0.3, -0.03))
     elif kind == HAND_ONTO:
-        _hand(scene, rng, placed, skin, rng.uniform(0.0, 0.3))
+        _hand(scene, rng, placed, skin, draw_from(rng, session.onto_reach))
     return scene
+
+
+def draw_from(rng: np.random.Generator, buckets: Buckets) -> float:
+    """A value from measured ranges: a range chosen by its weight, a value uniform in it."""
+    weights = np.array([weight for _, _, weight in buckets], np.float64)
+    low, high, _ = buckets[int(rng.choice(len(buckets), p=weights / weights.sum()))]
+    return float(rng.uniform(low, high))
 
 
 HAND_APART, HAND_ONTO, HAND_UNDER = range(3)  # the order of Session.hand_kinds
 
 
 def card_offset(rng: np.random.Generator, low: np.ndarray, high: np.ndarray,
-                size: tuple[int, int], partial: bool) -> np.ndarray:
+                size: tuple[int, int], cut: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """Where to move a card whose corners span ``low``-``high`` (relative to its centre):
-    anywhere it fits whole in the frame (centred on an axis where it cannot fit), or, when
-    ``partial``, pushed over one edge until 15-45 % of its extent leaves the frame."""
+    anywhere it fits whole in the frame (centred on an axis where it cannot fit); on an
+    axis (x, y) whose ``cut`` is above 0, pushed over one of its two edges, either, until
+    that share of its extent leaves the frame."""
     frame = np.asarray(size, np.float64)
     first, last = -low + 4, frame - high - 4  # the offsets that keep it whole, 4 px clear
     offset = np.where(last > first, first + rng.random(2) * (last - first),
                       (frame - low - high) / 2)
-    if partial:
-        side = int(rng.integers(4))  # left, right, top, bottom
-        axis = side // 2
-        out = rng.uniform(0.15, 0.45) * (high[axis] - low[axis])
-        offset[axis] = -low[axis] - out if side % 2 == 0 else frame[axis] - high[axis] + out
+    for axis, share in enumerate(cut):
+        if share > 0:
+            out = share * (high[axis] - low[axis])
+            offset[axis] = (-low[axis] - out if rng.random() < 0.5
+                            else frame[axis] - high[axis] + out)
     return offset
 
 

@@ -35,6 +35,7 @@ from simulators.camera_realism import (
     _overhead_scene,
     card_offset,
     condition_named,
+    draw_from,
     realistic_frame,
     session_of_condition,
 )
@@ -109,31 +110,44 @@ def test_frames_are_a_function_of_the_seed(name: str, faces) -> None:
     assert one.shape == (height, width, 3) and one.dtype == np.uint8
 
 
+SHARES = st.one_of(st.just(0.0), st.floats(0.01, 0.9))
+
+
 @settings(max_examples=200, deadline=None)
 @given(half=st.tuples(st.floats(10, 2000), st.floats(10, 2000)), seed=st.integers(0, 2**32 - 1),
-       partial=st.booleans())
-def test_a_card_is_placed_whole_in_frame_or_partly_out_as_asked(half, seed, partial) -> None:
-    """Any card size (smaller or larger than the frame), any draw: the card is in the frame
-    whole (4 pixels clear) when it fits, centred on an axis where it does not, and partly out
-    (15-45 % of its extent on one axis) when asked."""
+       cut=st.tuples(SHARES, SHARES))
+def test_a_card_is_placed_whole_in_frame_or_partly_out_as_asked(half, seed, cut) -> None:
+    """Any card size (smaller or larger than the frame), any draw: on an axis with no cut
+    the card is in the frame whole (4 pixels clear) when it fits, centred where it does
+    not; on an axis with a cut, that share of its extent lies beyond one edge when it
+    fits (a corner out when both axes are cut), at least that share when it does not."""
     size = (1280, 720)
     low, high = -np.asarray(half), np.asarray(half)
-    offset = card_offset(np.random.default_rng(seed), low, high, size, partial)
+    offset = card_offset(np.random.default_rng(seed), low, high, size, cut)
     left, right = low + offset, high + offset
     outside = [max(0.0, -left[axis]) + max(0.0, right[axis] - size[axis]) for axis in (0, 1)]
     fits = [2 * half[axis] + 8 <= size[axis] for axis in (0, 1)]
     moved = [out / (2 * half[axis]) for axis, out in enumerate(outside)]
-    if not partial:
-        for axis in (0, 1):
-            if fits[axis]:
-                assert left[axis] >= 4 - 1e-6 and right[axis] <= size[axis] - 4 + 1e-6
-            else:
-                assert abs(left[axis] + right[axis] - size[axis]) < 1e-6  # centred
-    else:
-        pushed = [axis for axis in (0, 1) if fits[axis] and 0.15 - 1e-6 <= moved[axis]]
-        assert pushed or not all(fits)
-        for axis in pushed:
-            assert moved[axis] <= 0.45 + 1e-6
+    for axis in (0, 1):
+        if cut[axis] == 0 and fits[axis]:
+            assert left[axis] >= 4 - 1e-6 and right[axis] <= size[axis] - 4 + 1e-6
+        elif cut[axis] == 0:
+            assert abs(left[axis] + right[axis] - size[axis]) < 1e-6  # centred
+        elif fits[axis]:
+            assert moved[axis] == pytest.approx(cut[axis], abs=1e-9)
+        else:
+            assert moved[axis] >= cut[axis] - 1e-9
+
+
+def test_measured_ranges_are_drawn_by_weight_and_within_range() -> None:
+    """draw_from: each value inside one of the ranges, each range about as often as its
+    weight says (5000 draws: within 3 points)."""
+    buckets = ((0.0, 0.15, 20), (0.15, 0.35, 3), (0.35, 0.6, 4))
+    rng = np.random.default_rng(5)
+    values = np.array([draw_from(rng, buckets) for _ in range(5000)])
+    assert values.min() >= 0.0 and values.max() <= 0.6
+    shares = [float(((values >= low) & (values < high)).mean()) for low, high, _ in buckets]
+    assert shares == pytest.approx([20 / 27, 3 / 27, 4 / 27], abs=0.03)
 
 
 @pytest.mark.parametrize("kind", ["apart", "onto", "under"])
