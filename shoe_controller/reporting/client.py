@@ -445,19 +445,26 @@ class TableSystemReporter:
         session = p.session_id(challenge["nonce"], client_nonce)
         if reply["type"] != "welcome" or reply["session"] != session:
             raise ProtocolViolation(p.MALFORMED, "expected a welcome for this session")
+        # Never await while holding the (threading) lock: the persister on this same event
+        # loop and the controller's thread both take it, and a send that waits for a closing
+        # socket would stop them all for good. The refusal is sent after letting go.
+        refused: ProtocolViolation | None = None
         with self._acked:
             try:
                 self.stream.ack(reply["last_seq"])
                 self._check_available(reply["last_seq"] + 1)
             except ProtocolViolation as exc:
-                log.error("table system cannot be served: %s", exc.detail)
-                await ws.send(p.encode(p.error_message(exc.code, exc.detail, session=session),
-                                       self.config.key))
-                raise
-            self._acked.notify_all()
-            self._cursor = reply["last_seq"] + 1
-            self._rewind = None
-            self._control.clear()
+                refused = exc
+            else:
+                self._acked.notify_all()
+                self._cursor = reply["last_seq"] + 1
+                self._rewind = None
+                self._control.clear()
+        if refused is not None:
+            log.error("table system cannot be served: %s", refused.detail)
+            await ws.send(p.encode(p.error_message(refused.code, refused.detail,
+                                                   session=session), self.config.key))
+            raise refused
         self._session = session
         self._next_command_seq = 1
         self._drives_betting = reply["drives_betting"]

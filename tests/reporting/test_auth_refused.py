@@ -4,6 +4,7 @@ every 2 s."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -76,3 +77,46 @@ def test_a_refusal_then_a_fixed_server_connects(tmp_path: Path,
     finally:
         reporter.close(drain=False)
         system.close()
+
+
+def test_a_table_system_ahead_of_the_journal_is_refused_without_holding_the_lock(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table system that has more of this table than the controller ever numbered (a new
+    journal under a known table id) cannot be served: said as an ERROR and retried, the
+    table not stopped. The refusal is sent only after the reporter lets go of its lock:
+    sent under it, a socket that was closing then held the lock for good, and both the
+    persister (on the same event loop) and the table's own thread waited for it (found by
+    a review, reproduced in 2 of 3 runs against a table system that closed right after its
+    welcome)."""
+    from shoe_controller.reporting import protocol
+
+    caplog.set_level(logging.INFO, logger="shoe_controller.reporting")
+    record = tmp_path / "r.jsonl"
+    record.write_text(json.dumps({"table_id": "t1", "seq": 50, "id": "x-50", "type": "note",
+                                  "data": {}}) + "\n")
+    options = TableSystemOptions(token=TOKEN, key=KEY, record=record)
+    held_while_refusing: list[bool] = []
+    error_message = protocol.error_message
+    reporter: TableSystemReporter | None = None
+
+    def refusal(*args: object, **kwargs: object) -> dict[str, object]:
+        assert reporter is not None
+        held_while_refusing.append(reporter._lock.locked())
+        return error_message(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(protocol, "error_message", refusal)
+    with TableSystem("127.0.0.1", 0, options) as system:
+        reporter = reporter_for(system.port)
+        reporter.add(1, 1.0, [card_event(1, 1)])
+        reporter.start()
+        deadline = time.monotonic() + 10
+        while len(held_while_refusing) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        reporter.check()  # not fatal
+        assert not reporter.connected
+        reporter.close(drain=False)
+    assert len(held_while_refusing) >= 2, "never refused"
+    assert held_while_refusing == [False] * len(held_while_refusing)
+    assert any("cannot be served" in r.getMessage() and r.levelno == logging.ERROR
+               for r in caplog.records)
