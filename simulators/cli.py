@@ -23,6 +23,7 @@ from types import FrameType
 
 from shoe_controller.cards import Card, new_shoe, read_shoe_file
 from shoe_controller.errors import ConfigError
+from shoe_controller.stop_signal import set_from_signal_handler
 from simulators.dealer import VirtualDealer, parse_mistakes
 from simulators.wheel import GAME_FAULTS
 from wheel_protocol.messages import ARCADE_AUTOMATIC
@@ -205,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("signal %s: stopping", signum)
-        stop.set()
+        set_from_signal_handler(stop)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -228,7 +229,7 @@ def _run_wheel(args: argparse.Namespace) -> int:
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("signal %s: stopping", signum)
-        stop.set()
+        set_from_signal_handler(stop)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

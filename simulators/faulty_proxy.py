@@ -38,6 +38,7 @@ from types import FrameType, TracebackType
 from typing import Self
 
 from shoe_controller.errors import ConfigError, ShoeError
+from shoe_controller.stop_signal import set_from_signal_handler
 from simulators.faults import FaultConfig, FaultCounters, FaultInjector
 
 __all__ = ["FaultyProxy", "ProxyError", "ProxyStats", "main"]
@@ -375,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("signal %s: stopping", signum)
-        stop.set()
+        set_from_signal_handler(stop)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     proxy = FaultyProxy(args.target, args.faults, listen=args.listen)

@@ -21,6 +21,7 @@ from types import FrameType
 
 from shoe_controller.errors import ConfigError
 from shoe_controller.reporting.protocol import read_key_file
+from shoe_controller.stop_signal import set_from_signal_handler
 from simulators.table_system import TableSystem, TableSystemOptions
 
 log = logging.getLogger("shoe.table_sim")
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
+        set_from_signal_handler(stop)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -16,6 +16,7 @@ from shoe_controller import __version__
 from shoe_controller.config import RunConfig
 from shoe_controller.errors import ConfigError, JournalError
 from shoe_controller.journal import Journal
+from shoe_controller.stop_signal import set_from_signal_handler
 
 #: A journal key shorter than this is refused (it is an HMAC key, as the table system's).
 MIN_JOURNAL_KEY_BYTES = 16
@@ -154,4 +155,4 @@ class StopSignals:
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.received.append(signum)
         self.names.append(signal.Signals(signum).name)
-        self.event.set()
+        set_from_signal_handler(self.event)
