@@ -314,6 +314,8 @@ class ReconnectingTransport(Transport):
                     return False
                 if self._inner is not None:
                     return True  # another thread got there first
+                if not first and time.monotonic() < self._next_attempt:
+                    return False  # another thread's attempt failed while this one waited
             candidate = self._factory()
             try:
                 candidate.open()
