@@ -37,16 +37,19 @@ def _flagged() -> list[tuple[Path, Card]]:
 
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
-    """Measured on the whole set (seed 2024: 65 photos drawn, 34 with a whole card enrolled,
-    7H left out of the deck with fewer than 2; 771 read): 536 right (69.5 %; 480 before
+    """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
+    out of the whole-card deck with fewer than 2; 771 read): 562 right (72.9 %; 536 before
+    an index corner was read with the table beyond the half of its sides next to it, the
+    table's colour taken further from a blurred edge, cut cards allowed the view's edges'
+    perspective, and a cut that fits either length completed at the deck's size; 480 before
     cards the frame cuts at a corner or across two sides were read by their measured
     sides, and the index corners were enrolled with jittered copies and projected onto
     their principal directions; 481 before the second index read beside a hand,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 71.1 %, none wrong.
-    Asserted: no wrong read, at least 67 % right, CPU p95 within the 20 ms target; the deck
+    its index corners alone), none wrong, the rest declined; seed 7 73.9 %, none wrong.
+    Asserted: no wrong read, at least 70 % right, CPU p95 within the 20 ms target; the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -61,7 +64,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.67, result.to_dict()
+    assert result.accuracy >= 0.70, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
@@ -84,8 +87,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
 def test_a_card_missing_from_the_whole_card_deck_is_not_read_as_its_neighbour() -> None:
     """Draw 11 leaves 8H out of the whole-card deck (fewer than 2 of its 5 enrolment photos
     show a whole card); before the index check, six 8H photos were read as 6H, whose pips
-    differ by two (precision 98.7 %). The index of each said otherwise: now declined, 522
-    of 771 right (67.7 %), none wrong. Asserted: no wrong read, and 8H among the cards the
+    differ by two (precision 98.7 %). The index of each said otherwise: now declined (then
+    522 of 771 right, 67.7 %; now 532, 69.0 %), none wrong. Asserted: no wrong read, and 8H among the cards the
     whole-card deck lacks (what makes this draw the test)."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=11, name="hearts")
@@ -99,8 +102,8 @@ def test_a_blurred_index_is_not_taken_for_its_neighbour() -> None:
     """Draw 3: 9H_s1_07, a card swept through the frame (motion blur), whose whole-card read
     is unsure, was read as TH by its index at a confidence of 0.173, above the corner
     reader's threshold as its enrolment set it (0.172); the least threshold an index read
-    alone is held to (vision.index_corner.MIN_CORNER_THRESHOLD, 0.2) declines it. Measured: 552 of
-    771 right (71.6 %), none wrong. Asserted: no wrong read, and that photo declined."""
+    alone is held to (vision.index_corner.MIN_CORNER_THRESHOLD, 0.2) declines it. Measured: 578 of
+    771 right (75.0 %), none wrong. Asserted: no wrong read, and that photo declined."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=3, name="hearts")
     assert held.model is not None and held.result.frames == 771
