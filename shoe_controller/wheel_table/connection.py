@@ -40,6 +40,9 @@ class LineDown:
 Received = bytes | Unparsed | LineUp | LineDown
 
 
+WRITE_TIMEOUT = 1.0  # seconds a command line may take to go out
+
+
 class WheelConnection:
     def __init__(self, url: str, *, baudrate: int = BAUDRATE, retry_seconds: float = 1.0,
                  opener: Callable[..., Any] = serial.serial_for_url) -> None:
@@ -129,7 +132,11 @@ class WheelConnection:
 
     def _open(self) -> Any:
         try:
-            port = self._opener(self.url, baudrate=self.baudrate, timeout=0.1)
+            # A write that cannot go out within a second fails (and is logged) rather than
+            # holding the write lock, and the table's thread, until TCP gives up on a peer
+            # that vanished (socket:// wheels).
+            port = self._opener(self.url, baudrate=self.baudrate, timeout=0.1,
+                                write_timeout=WRITE_TIMEOUT)
         except (serial.SerialException, OSError, ValueError) as exc:
             if self.reconnects == 0:
                 log.warning("cannot open the wheel line %s: %s (retrying)", self.url, exc)
