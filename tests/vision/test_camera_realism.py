@@ -182,6 +182,27 @@ def test_a_hand_lies_apart_from_onto_or_under_the_card(kind: str, faces) -> None
         assert max(changed) < 1e-4, changed
 
 
+def test_the_card_s_paper_carries_the_session_s_texture(faces) -> None:
+    """The same scene with and without the paper's texture: the felt is untouched, and over
+    the card's inside the reflectance varies by the asked share (fine relief of unit
+    spread, scaled), the same in every channel."""
+    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), hand=0.0, partial=0.0)
+    face = faces[SAMPLE_CARDS[1]]
+    size = (640, 360)
+    bare = _overhead_scene(face, np.random.default_rng(3), size, OVERHEAD_FELT,
+                           replace(session, paper_texture=0.0))
+    rough = _overhead_scene(face, np.random.default_rng(3), size, OVERHEAD_FELT,
+                            replace(session, paper_texture=0.02))
+    paper = (bare.min(axis=2) > 0.5) & (bare.max(axis=2) - bare.min(axis=2) < 0.1)
+    inside = cv2.erode(paper.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+    assert inside.sum() > 1000
+    ratio = rough[inside] / bare[inside]
+    assert np.allclose(ratio, ratio[:, :1], atol=1e-5)  # one relief for all channels
+    assert float(ratio[:, 0].std()) == pytest.approx(0.02, rel=0.15)
+    felt = cv2.dilate((bare.max(axis=2) > 0.45).astype(np.uint8), np.ones((15, 15), np.uint8))
+    assert np.array_equal(rough[felt == 0], bare[felt == 0])
+
+
 def test_a_session_can_have_its_own_frame_size(faces) -> None:
     condition = CONDITIONS["low_res_slot"]
     frame = realistic_frame(faces[SAMPLE_CARDS[0]], np.random.default_rng(1), condition,
