@@ -91,6 +91,9 @@ class Session:
     partial_corner: float = 0.0
     """Of the cards partly out of frame, the share cut by two edges (a corner of the frame),
     each by a share drawn from ``partial_out``."""
+    tilt: float = 0.0
+    """A camera tilted from straight down: the table's scale grows down the frame by this
+    log-factor per frame height (overhead view; 0: the card's image plane parallel)."""
     paper_texture: float = 0.0
     """The card's surface (a linen finish): fine random relief over the card's paper, its
     standard deviation a share of the paper's reflectance, before the optics."""
@@ -227,20 +230,26 @@ OVERHEAD_FELT = CameraCondition(
         # (every 4th photo), in a blank strip by the long side: its high-pass (grey minus a
         # 2-pixel Gaussian blur) standard deviation over the paper's level, p50, real s1
         # 1.00 %, s2 1.26 %; the simulation had 0.81 % and 0.60 % (noise and JPEG alone),
-        # and with the relief below 0.99 % and 1.26 %.
+        # and with the relief below 0.99 % and 1.26 %. The camera's tilt: the log of the
+        # ratio of a whole card's opposite sides against how far apart they lie (every 2nd
+        # photo's whole cards, both pairs of sides, least squares): down the frame's height
+        # 0.155 (s1) and 0.218 (s2), across its width 0.03 and 0.04 (left out); the
+        # simulation had 0.00-0.02. In s2 the tilt explains most of the spread (residual
+        # 0.022 of 0.092), in s1 less (0.083 of 0.105: cards lifted off the felt).
         "s1": Session("s1", paper=(95, 185), metering=(33, 47),
                       cast=((0.98, 1.04), (1.0, 1.15)),
                       uneven=0.15, defocus=(0.25, 0.7), motion=0.25, hand=0.36, partial=0.52,
                       hand_kinds=(0.4, 0.27, 0.33), card_size=(0.62, 0.82),
                       partial_out=((0.05, 0.15, 9), (0.15, 0.35, 9), (0.35, 0.5, 5),
                                    (0.5, 0.75, 3)),
-                      partial_corner=8 / 26, onto_reach=ONTO_REACH, paper_texture=0.012),
+                      partial_corner=8 / 26, onto_reach=ONTO_REACH, paper_texture=0.012,
+                      tilt=0.155),
         "s2": Session("s2", paper=(130, 200), metering=(46, 67),
                       cast=((0.92, 1.01), (0.92, 1.09)),
                       uneven=0.15, defocus=(0.25, 0.7), motion=0.1, hand=0.73, partial=0.14,
                       hand_kinds=(0.48, 0.52, 0.0), card_size=(0.64, 0.78),
                       partial_out=((0.05, 0.15, 5), (0.15, 0.3, 3)), onto_reach=ONTO_REACH,
-                      paper_texture=0.02),
+                      paper_texture=0.02, tilt=0.218),
     },
     read_noise=(1.5, 3.0), shot_noise=0.03,  # assumed; checked: measured noise 0.19-0.43
     vignetting=0.5,  # assumed (a wide webcam lens); checked: corner ratio
@@ -519,7 +528,7 @@ def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
             cut.reverse()
     placed = placed + card_offset(rng, placed.min(axis=0), placed.max(axis=0),
                                   (width, height), (cut[0], cut[1]))
-    placed = placed.astype(np.float32)
+    placed = tilted(placed, (width, height), session.tilt).astype(np.float32)
     matrix = cv2.getPerspectiveTransform(corners, placed)
     skin = np.asarray(extra["skin"], np.float32)
     kind = (int(rng.choice(3, p=np.asarray(session.hand_kinds) / sum(session.hand_kinds)))
@@ -535,6 +544,19 @@ def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
     elif kind == HAND_ONTO:
         _hand(scene, rng, placed, skin, draw_from(rng, session.onto_reach))
     return scene
+
+
+def tilted(points: np.ndarray, size: tuple[int, int], tilt: float) -> np.ndarray:
+    """Points of the table as a camera tilted by ``tilt`` (:attr:`Session.tilt`) sees them:
+    a projective map about the frame's centre whose scale grows down the frame, about
+    ``exp(tilt)`` times from the top edge to the bottom one."""
+    if tilt == 0:
+        return np.asarray(points, np.float64)
+    width, height = size
+    centre = np.array([width / 2, height / 2])
+    away = np.asarray(points, np.float64) - centre
+    depth = 1.0 - np.tanh(tilt / 2) * away[:, 1:2] / (height / 2)
+    return centre + away / depth
 
 
 def draw_from(rng: np.random.Generator, buckets: Buckets) -> float:

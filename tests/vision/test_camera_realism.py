@@ -38,6 +38,7 @@ from simulators.camera_realism import (
     draw_from,
     realistic_frame,
     session_of_condition,
+    tilted,
 )
 from simulators.camera_stats import (
     frame_stats,
@@ -156,7 +157,8 @@ def test_a_hand_lies_apart_from_onto_or_under_the_card(kind: str, faces) -> None
     card or under it (the card on the palm) leaves every pixel inside the card as it was,
     but for the shadow a hand apart may cast (darker, the same colour); one reaching onto it
     covers some with skin."""
-    session = session_of_condition(OVERHEAD_FELT, "s2")
+    # (No paper texture: drawn after the hand's kind, it would differ between the two.)
+    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), paper_texture=0.0)
     shares = {"apart": (1.0, 0.0, 0.0), "onto": (0.0, 1.0, 0.0), "under": (0.0, 0.0, 1.0)}
     face = faces[SAMPLE_CARDS[1]]
     size = (640, 360)
@@ -180,6 +182,25 @@ def test_a_hand_lies_apart_from_onto_or_under_the_card(kind: str, faces) -> None
         assert max(changed) > 0.1
     else:
         assert max(changed) < 1e-4, changed
+
+
+@settings(max_examples=100, deadline=None)
+@given(tilt=st.floats(0.0, 0.5), x=st.floats(0, 1280), y=st.floats(0, 720))
+def test_a_tilted_camera_grows_the_table_down_the_frame(tilt: float, x: float, y: float) -> None:
+    """The tilt's map keeps the frame's centre, maps a straight line to a straight one (a
+    card's sides stay straight), keeps a row a row, and makes a short segment at the
+    bottom edge exp(tilt) times as long as the same one at the top edge."""
+    size = (1280, 720)
+    assert np.allclose(tilted(np.array([[640.0, 360.0]]), size, tilt), [[640.0, 360.0]])
+    line = np.array([[x, y], [(x + 640) / 2, (y + 360) / 2], [640.0, 360.0]])
+    a, b, c = tilted(line, size, tilt)
+    assert abs((b - a)[0] * (c - a)[1] - (b - a)[1] * (c - a)[0]) < 1e-6 * (1 + np.abs(a).max()) ** 2
+    row = tilted(np.array([[x, y], [640.0, y]]), size, tilt)
+    assert row[0, 1] == pytest.approx(row[1, 1])
+    top = tilted(np.array([[630.0, 0.0], [650.0, 0.0]]), size, tilt)
+    bottom = tilted(np.array([[630.0, 720.0], [650.0, 720.0]]), size, tilt)
+    assert np.log(np.ptp(bottom[:, 0]) / np.ptp(top[:, 0])) == pytest.approx(tilt, abs=1e-9)
+    assert np.array_equal(tilted(line, size, 0.0), line)
 
 
 def test_the_card_s_paper_carries_the_session_s_texture(faces) -> None:
