@@ -172,8 +172,10 @@ class ReconnectingTransport(Transport):
     raise if the device is absent either: it reports ``LOST`` and keeps trying, so a controller
     started before the shoe is plugged in connects as soon as it appears.
 
-    ``on_event`` runs in whichever thread noticed the change (normally the reader thread); an
-    exception it raises propagates out of that ``read``/``write`` call to the owner.
+    ``on_event`` runs in whichever thread noticed the change (normally the reader thread),
+    never while this transport holds a lock of its own (the owner's callback may take the
+    owner's locks); an exception it raises propagates out of that ``read``/``write`` call to
+    the owner.
     """
 
     def __init__(
