@@ -45,8 +45,10 @@ from shoe_controller.cards import Card
 from simulators.camera import DeckDesign, render_deck
 
 Range = tuple[float, float]
-Buckets = tuple[tuple[float, float, float], ...]  # (low, high, weight) ranges
 """A parameter drawn uniformly between two values for each frame."""
+Buckets = tuple[tuple[float, float, float], ...]
+"""A parameter drawn from measured ranges (low, high, weight): a range by its weight, then a
+value uniformly in it (:func:`draw_from`)."""
 
 FACE_HEIGHT = 600
 """Card faces are rendered this tall: the in-shoe view shows a card about 560 pixels tall."""
