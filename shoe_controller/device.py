@@ -369,10 +369,13 @@ class ShoeConnection:
 
     def _flush(self) -> None:
         """Write what the endpoint lets out now (nothing while an item awaits its commit).
-        Caller holds the lock."""
+        Caller holds the lock: so never a reconnection attempt here (pyserial gives a TCP
+        connect 5 s, and the table's thread would wait that long in ``send``); the I/O
+        thread's read reconnects, outside the lock, and the link then sends again what the
+        line dropped meanwhile."""
         out = self._endpoint.data_to_send(self._clock())
         if out:
-            self.transport.write(out)
+            self.transport.write(out, reconnect=False)
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:

@@ -274,11 +274,14 @@ class ReconnectingTransport(Transport):
             if data or deadline.expired():
                 return data
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, reconnect: bool = True) -> None:
+        """Write ``data``, or drop it while the connection is down (see the class's doc).
+        ``reconnect=False``: never attempt a reconnection here (one can take seconds: a
+        writer under its own lock, whose reader reconnects, must not wait for it)."""
         if not self._open:
             raise TransportError(f"{self.description}: transport is closed")
         inner, generation = self._current()
-        if inner is None and self._due_for_attempt():
+        if inner is None and reconnect and self._due_for_attempt():
             self._try_connect()
             inner, generation = self._current()
         if inner is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -19,6 +20,7 @@ from shoe_controller.transports.base import (
 from shoe_controller.transports.serial_port import SerialTransport
 from shoe_controller.transports.tcp import TcpServerTransport
 from shoe_controller.transports.usb import UsbTransport
+from simulators.transport_pairs import TransportPair
 from simulators.usb_backend import VirtualUsbBackend, VirtualUsbDevice
 
 from .helpers import read_exactly, wait_until
@@ -204,3 +206,41 @@ def test_a_failed_reconnection_is_reported_after_the_attempt_lets_go_of_its_lock
     assert TransportEventKind.RETRY_FAILED in events
     assert link.dropped_bytes == 1  # the write went nowhere while the peer refused
     link.close()
+
+
+
+def test_the_owner_s_send_does_not_wait_for_a_reconnection_attempt() -> None:
+    """A shoe connection whose line drops while its reader is in a slow reconnection attempt
+    (pyserial gives a TCP connect 5 s): the table's thread sends (a light) and must return
+    at once, the command kept by the link for the line's return, not wait for the attempt
+    under the connection's lock (it did: its write under the lock made an attempt of its
+    own, queued behind the reader's). Then the line comes back and the shoe is reached."""
+    from firmware_protocol.messages import Indicator, SetIndicators
+    from shoe_controller.cards import new_shoe
+    from tests.conformance.rig import FAST_LINK, shoe_rig
+
+    hold, opening, release = threading.Event(), threading.Event(), threading.Event()
+
+    def host_factory(pair: TransportPair) -> Callable[[], Transport]:
+        def next_host() -> Transport:
+            if hold.is_set() and not release.is_set():
+                return _RefusingPeer(hold, opening, release)
+            return pair.host if not hold.is_set() else pair.new_host()
+        return next_host
+
+    with shoe_rig("memory", new_shoe(1), link_config=FAST_LINK,
+                  host_factory=host_factory) as rig:
+        rig.conn.wait_until_up(5)
+        hold.set()
+        rig.pair.break_link()
+        assert opening.wait(5)  # the reader lost the line and is in a slow attempt
+        sender = threading.Thread(target=rig.conn.send,
+                                  args=(SetIndicators(Indicator.SHUFFLE),), daemon=True)
+        sender.start()
+        sender.join(2)
+        stuck = sender.is_alive()
+        rig.pair.restore_link()
+        release.set()
+        assert not stuck, "send waited for the reader's reconnection attempt"
+        wait_until(lambda: rig.shoe.model.indicators == Indicator.SHUFFLE, timeout=10,
+                   what="the light after the line came back")
