@@ -184,9 +184,8 @@ def survey(frame: np.ndarray, *, loose: bool = False
         near: tuple[bool, ...] = (True,) * 4
     else:
         table = np.median(_border(blurred).astype(np.float64), axis=0)
-        paper = paper_colour(frame, corners)
-        sides = _table_sides(outside, table, paper)
-        near = _table_near_corners(outside, table, paper)
+        like, out_of_frame = _like_table(outside, table, paper_colour(frame, corners))
+        sides, near = _sides_from(like, out_of_frame), _near_corners_from(like, out_of_frame)
     # A side borders the table only where it was measured on the frame (not the frame's
     # edge, not a coarse line through a side too little of which shows).
     usable = [side != frame_side and on_frame[side] for side in range(4)]
@@ -633,7 +632,11 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     shadow's straight edge across the card has the card's own shaded paper beyond it, and
     a dim table's hue is faint enough for grey to pass for it (a simulated 6H so cut read
     as 3H by its index). A profile whose outside lies beyond the frame says nothing."""
-    like, outside = _like_table(beyond, table, paper)
+    return _sides_from(*_like_table(beyond, table, paper))
+
+
+def _sides_from(like: np.ndarray, outside: np.ndarray) -> tuple[bool, ...]:
+    """:func:`_table_sides` from the profiles' verdicts (:func:`_like_table`)."""
     return tuple(bool(count <= 1) for count in (~(like | outside)).sum(axis=1))
 
 
@@ -644,8 +647,12 @@ def _table_near_corners(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
     one stray profile let through in each half, and enough of each half in the frame): a
     hand over the far end of a side leaves the corner at its near end bordered by table,
     and its index as readable as a whole card's; a hand over the corner does not."""
-    like, outside = _like_table(beyond, table, paper)
-    half = beyond.shape[1] // 2
+    return _near_corners_from(*_like_table(beyond, table, paper))
+
+
+def _near_corners_from(like: np.ndarray, outside: np.ndarray) -> tuple[bool, ...]:
+    """:func:`_table_near_corners` from the profiles' verdicts (:func:`_like_table`)."""
+    half = like.shape[1] // 2
     # (side, near its start / near its end): in view, and at most one stray profile
     clear = np.array([[(~outside[side, part]).sum() >= half // 2
                        and (~(like | outside)[side, part]).sum() <= 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -118,8 +119,7 @@ class CornerReader:
             distances = np.sqrt(np.maximum(2.0 - 2.0 * similar, 0.0))
         else:
             point = np.einsum("i,ij->j", vector - self.centre, self.projection)
-            squared = (np.einsum("ij,ij->i", self.vectors, self.vectors)
-                       - 2.0 * np.einsum("ij,j->i", self.vectors, point)
+            squared = (self._row_norms - 2.0 * np.einsum("ij,j->i", self.vectors, point)
                        + float(point @ point))
             distances = np.sqrt(np.maximum(squared, 0.0))
         best = int(np.argmin(distances))
@@ -131,6 +131,12 @@ class CornerReader:
         d_best, d_other = float(distances[best]), float(distances[second])
         confidence = (d_other - d_best) / d_other if d_other > 0 else 0.0
         return CornerRead(label, confidence, d_best, int(self.labels[second]))
+
+    @cached_property
+    def _row_norms(self) -> np.ndarray:
+        """Each row's squared length: the same for every read, worked out once."""
+        norms: np.ndarray = np.einsum("ij,ij->i", self.vectors, self.vectors)
+        return norms
 
 
 def _distances(rows: np.ndarray, points: np.ndarray) -> np.ndarray:

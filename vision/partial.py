@@ -312,14 +312,16 @@ def _from_frame_side(seen: CardInPart, shape: CardShape, index: Box, width: int,
     # 11 more read with no square test, none wrong).
     completed = _two_corners(first, second, reached[0] - first, reached[1] - second, shape,
                              reached, square=False)
-    if completed is None or not card_shaped(clockwise(completed)):
+    if completed is None:
+        return None
+    ordered = clockwise(completed)
+    if not card_shaped(ordered):
         return None
     # The corners of the far side lie between measured sides; an index corner is read
     # there only where both border the table, at least near it.
     between = [point for point, table in ((first, seen.corner_on_table(far)),
                                           (second, seen.corner_on_table((far + 1) % 4)))
                if table]
-    ordered = clockwise(completed)
     usable = tuple(corner for corner in usable_corners(ordered, width, height, index)
                    if any(np.linalg.norm(ordered[corner] - point) < 1.0 for point in between))
     return PartialCard(ordered, usable) if usable else None
