@@ -201,21 +201,27 @@ def usable_corners(quad: np.ndarray, width: int, height: int, index: Box
     whose ``index`` box (fractions of the rectified card, at its top-left corner; the
     bottom-right corner's is the same box turned half round) lies wholly inside a
     ``width`` x ``height`` frame, ``FRAME_MARGIN`` clear of its edge."""
-    card_width, card_height = CARD_SIZE
-    to_frame = cv2.getPerspectiveTransform(CARD_CORNERS, quad.astype(np.float32))
-    x0, y0, x1, y1 = index
-    box = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
     usable = []
     for corner in INDEX_CORNERS:
-        turned = box if corner == 0 else 1.0 - box  # the bottom-right: turned half round
-        points = cv2.perspectiveTransform(
-            (turned * [card_width - 1, card_height - 1])[None].astype(np.float32),
-            to_frame)[0]
+        points = index_in_frame(quad, corner, index)
         if (points.min(axis=0) >= FRAME_MARGIN).all() and (
                 points.max(axis=0) <= [width - 1 - FRAME_MARGIN, height - 1 - FRAME_MARGIN]
                 ).all():
             usable.append(corner)
     return tuple(usable)
+
+
+def index_in_frame(quad: np.ndarray, corner: int, index: Box) -> np.ndarray:
+    """The four corners (frame pixels) of the ``index`` box at one index ``corner`` (0 or 2)
+    of a card (``quad`` as :func:`vision.detect.find_card` gives it)."""
+    card_width, card_height = CARD_SIZE
+    to_frame = cv2.getPerspectiveTransform(CARD_CORNERS, quad.astype(np.float32))
+    x0, y0, x1, y1 = index
+    box = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+    turned = box if corner == 0 else 1.0 - box  # the bottom-right: turned half round
+    points: np.ndarray = cv2.perspectiveTransform(
+        (turned * [card_width - 1, card_height - 1])[None].astype(np.float32), to_frame)[0]
+    return points
 
 
 def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
@@ -225,12 +231,7 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
     blob of paper that is not a cut rectangle, a side without a clean edge, a completion
     the frame contradicts, no ``index`` box wholly in view: see :func:`usable_corners`)."""
     scale, blurred = work_frame(frame)
-    score = paper_mask(blurred)
-    _, mask = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    # A picture or pips printed near the card's edge break its thin paper margin at the
-    # working scale: closed, the blob is the card's outline again (a hand's bite is wider).
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (MARGIN_CLOSE, MARGIN_CLOSE)))
+    mask = closed_paper(blurred)
     for blobs in opened_blobs(mask, PARTIAL_MIN_AREA, cv2.CHAIN_APPROX_SIMPLE):
         for contour, blob in blobs:
             # Each polygon that fits the blob tightly is completed: one of few sides may
@@ -239,20 +240,37 @@ def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
             completed = [found for polygon in _visible_polygons(contour, blob, mask.shape)
                          if (found := _complete(frame, polygon / scale, shape, index))
                          is not None and _covers(found.quad * scale, contour, mask.shape)]
-            if completed and all(_same_card(other.quad, completed[0].quad)
+            if completed and all(same_card(other.quad, completed[0].quad)
                                  for other in completed[1:]):
                 return completed[0]
     return None
 
 
+def closed_paper(blurred: np.ndarray) -> np.ndarray:
+    """The paper of a frame scaled and smoothed by :func:`vision.detect.work_frame`: its
+    :func:`vision.detect.paper_mask` over Otsu's level, closed. A picture or pips printed
+    near the card's edge break its thin paper margin at the working scale: closed, the blob
+    is the card's outline again (a hand's bite is wider)."""
+    _, mask = cv2.threshold(paper_mask(blurred), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    closed: np.ndarray = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(
+        cv2.MORPH_ELLIPSE, (MARGIN_CLOSE, MARGIN_CLOSE)))
+    return closed
+
+
 def find_in_part(frame: np.ndarray, shape: CardShape, index: Box, seen: CardInPart | None
                  ) -> PartialCard | None:
     """A card the frame's edge cuts (:func:`find_partial_card`), else the card found in
-    part (``seen``, from :func:`vision.detect.survey`; :func:`readable_in_part`)."""
+    part (``seen``, from :func:`vision.detect.survey`; :func:`readable_in_part`), else a
+    card found by its corners in view (a hand over the rest of it:
+    :func:`vision.corners_in_view.find_by_corners`)."""
+    from vision.corners_in_view import find_by_corners  # (which imports this module)
+
     found = find_partial_card(frame, shape, index)
     if found is None and seen is not None:
         height, width = frame.shape[:2]
         found = readable_in_part(seen, shape, index, width, height)
+    if found is None:
+        found = find_by_corners(frame, shape, index)
     return found
 
 
@@ -267,7 +285,7 @@ def readable_in_part(seen: CardInPart, shape: CardShape, index: Box, width: int,
     or askew). None when no corner is usable.
 
     A card one of whose sides is the frame's edge (``seen.frame_side``) is first completed
-    from the side opposite it (:func:`_two_corners`: only where the frame allows just one
+    from the side opposite it (:func:`from_two_corners`: only where the frame allows just one
     of the card's lengths), and read at the corners of that side."""
     if seen.frame_side is not None:
         return _from_frame_side(seen, shape, index, width, height)
@@ -281,7 +299,7 @@ def readable_in_part(seen: CardInPart, shape: CardShape, index: Box, width: int,
     short, long = _short_long(quad)
     aspect = float(np.linalg.norm(shape.unstretched(long))
                    / max(float(np.linalg.norm(shape.unstretched(short))), 1e-9))
-    if not (_square(short, long, shape)
+    if not (are_square(short, long, shape)
             and abs(aspect - shape.aspect) <= ASPECT_TOLERANCE * shape.aspect):
         return None
     sides = seen.table_sides
@@ -310,7 +328,7 @@ def _from_frame_side(seen: CardInPart, shape: CardShape, index: Box, width: int,
     # camera at the frame's bottom, 2H_s2_12's sides 11 degrees off square). The corner
     # reader's own limits judge the index it finds (draws 2024, 7, 11 and 3: 3, 9, 5 and
     # 11 more read with no square test, none wrong).
-    completed = _two_corners(first, second, reached[0] - first, reached[1] - second, shape,
+    completed = from_two_corners(first, second, reached[0] - first, reached[1] - second, shape,
                              reached, square=False)
     if completed is None:
         return None
@@ -357,7 +375,7 @@ def _on_edge(points: np.ndarray, width: float, height: float, edge: float) -> np
             | (points[:, 1] <= edge) | (points[:, 1] >= height - 1 - edge))
 
 
-def _same_card(first: np.ndarray, second: np.ndarray) -> bool:
+def same_card(first: np.ndarray, second: np.ndarray) -> bool:
     """Two completions of one blob agree: each corner within ``AGREE_CORNERS`` of the
     card's short side of one of the other's corners."""
     sides = np.linalg.norm(first - np.roll(first, -1, axis=0), axis=1)
@@ -447,7 +465,7 @@ def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: B
     centre = polygon.mean(axis=0)
     lines = []
     for a, b in segments:
-        line = _measure_side(frame, a, b, centre)
+        line = measure_side(frame, a, b, centre)
         if line is None:
             return None
         lines.append(line)
@@ -458,12 +476,12 @@ def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: B
         if abs(cross) < 0.2:  # nearly parallel: not a card's corner
             return None
         seen.append(p + d * ((q[0] - p[0]) * e[1] - (q[1] - p[1]) * e[0]) / cross)
-    out_first = _pointing(lines[0][1], before - seen[0])
-    out_last = _pointing(lines[-1][1], after - seen[-1])
+    out_first = pointing(lines[0][1], before - seen[0])
+    out_last = pointing(lines[-1][1], after - seen[-1])
     if len(seen) == 3:
         quad = _three_corners(seen, out_first, out_last, shape, width, height)
     else:
-        quad = _two_corners(seen[0], seen[1], out_first, out_last, shape, (before, after))
+        quad = from_two_corners(seen[0], seen[1], out_first, out_last, shape, (before, after))
     if quad is None:
         return None
     quad = clockwise(quad)
@@ -473,12 +491,12 @@ def _complete(frame: np.ndarray, polygon: np.ndarray, shape: CardShape, index: B
     return PartialCard(quad, usable) if usable else None
 
 
-def _pointing(direction: np.ndarray, toward: np.ndarray) -> np.ndarray:
+def pointing(direction: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """``direction`` (unit) turned to point along ``toward``."""
     return direction if float(direction @ toward) >= 0 else -direction
 
 
-def _square(first: np.ndarray, second: np.ndarray, shape: CardShape) -> bool:
+def are_square(first: np.ndarray, second: np.ndarray, shape: CardShape) -> bool:
     """Two sides are a card's neighbouring sides: square once the stretch is undone."""
     a, b = shape.unstretched(first), shape.unstretched(second)
     return abs(float(a @ b)) <= SQUARE * float(np.linalg.norm(a) * np.linalg.norm(b))
@@ -490,9 +508,9 @@ def _three_corners(seen: list[np.ndarray], out_first: np.ndarray, out_last: np.n
     parallel pairs), checked against the two sides that run out of the frame and the
     deck's shape."""
     first, middle, last = seen
-    if not (_square(middle - first, last - middle, shape)
-            and _square(out_first, middle - first, shape)
-            and _square(out_last, last - middle, shape)):
+    if not (are_square(middle - first, last - middle, shape)
+            and are_square(out_first, middle - first, shape)
+            and are_square(out_last, last - middle, shape)):
         return None
     sides = sorted([float(np.linalg.norm(shape.unstretched(middle - first))),
                     float(np.linalg.norm(shape.unstretched(last - middle)))])
@@ -504,7 +522,7 @@ def _three_corners(seen: list[np.ndarray], out_first: np.ndarray, out_last: np.n
     return np.array([first, middle, last, hidden], np.float32)
 
 
-def _two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
+def from_two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
                  out_second: np.ndarray, shape: CardShape,
                  reached: tuple[np.ndarray, np.ndarray], square: bool = True
                  ) -> np.ndarray | None:
@@ -514,7 +532,7 @@ def _two_corners(first: np.ndarray, second: np.ndarray, out_first: np.ndarray,
     short sides showing fits both: not completed. ``square``: the sides leaving the
     corners must be square to the side between them."""
     side = second - first
-    if square and not (_square(out_first, side, shape) and _square(out_second, side, shape)):
+    if square and not (are_square(out_first, side, shape) and are_square(out_second, side, shape)):
         return None
     fits = []
     for short in (True, False):
@@ -546,7 +564,7 @@ def _beyond(point: np.ndarray, width: int, height: int) -> bool:
                 or point[1] < -margin or point[1] > height - 1 + margin)
 
 
-def _measure_side(frame: np.ndarray, start: np.ndarray, end: np.ndarray,
+def measure_side(frame: np.ndarray, start: np.ndarray, end: np.ndarray,
                   centre: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The line of one visible side (a point, its unit direction) measured on the frame
     between ``start`` and ``end`` (frame pixels), only where its profiles lie inside the
