@@ -34,7 +34,15 @@ import cv2
 import numpy as np
 
 from vision.corner import Box
-from vision.detect import card_shaped, clockwise, opened_blobs, work_frame
+from vision.detect import (
+    EDGE_SAMPLES,
+    beyond_side,
+    card_shaped,
+    clockwise,
+    one_table,
+    opened_blobs,
+    work_frame,
+)
 from vision.partial import (
     ASPECT_TOLERANCE,
     PARTIAL_MIN_AREA,
@@ -57,6 +65,9 @@ MIN_SIDE = 0.25
 cards showed at enrolment (unstretched)."""
 BETWEEN_SIDES = 4
 """Most outline stretches from one side to the next at a corner: the rounded corner's own."""
+ONE_LINE = (0.1, 4.0)
+"""Two stretches are one side when their measured lines are within about 3 degrees and 3
+frame pixels of each other."""
 CORNER_GAP = 0.12
 """How far two sides' meeting point may lie from the ends of their stretches: this share of
 the least short side (a card's corner is rounded, a hand's edge is not a side)."""
@@ -71,15 +82,18 @@ index leaves little of it."""
 
 @dataclass(frozen=True)
 class _Side:
-    """A stretch of the outline measured as a card's side: where it begins on the outline
-    (``vertex``), its measured line (``point``, unit ``direction``) and its ends (frame
-    pixels)."""
+    """One or more stretches of the outline measured as a card's side: where they begin on
+    the outline (``vertex``), their measured line (``point``, unit ``direction``), their
+    ends (frame pixels), where the last of them begins (``last``) and the colours just
+    beyond them (:func:`vision.detect.beyond_side`)."""
 
     vertex: int
     point: np.ndarray
     direction: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    last: int
+    beyond: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,18 @@ class _Corner:
     far_out: np.ndarray
 
 
+@dataclass(frozen=True)
+class _View:
+    """One frame as the search sees it: the frame, its scale to work pixels, one blob of
+    paper (work pixels, holes filled), the least short side the deck's cards showed at
+    enrolment (frame pixels)."""
+
+    frame: np.ndarray
+    scale: float
+    filled: np.ndarray
+    least: float
+
+
 def find_by_corners(frame: np.ndarray, shape: CardShape, index: Box) -> PartialCard | None:
     """The card of the frame found by its corners in view (see the module's doc), with the
     index corners that can be read; None when none is found with confidence, or when the
@@ -101,18 +127,21 @@ def find_by_corners(frame: np.ndarray, shape: CardShape, index: Box) -> PartialC
         return None
     scale, blurred = work_frame(frame)
     mask = closed_paper(blurred)
-    least = shape.sizes[0]
     for blobs in opened_blobs(mask, PARTIAL_MIN_AREA, cv2.CHAIN_APPROX_NONE):
         found = []
         for contour, _ in blobs:
             filled = np.zeros(mask.shape, np.uint8)
             cv2.drawContours(filled, [contour], -1, 1, -1)
+            view = _View(frame, scale, filled, shape.sizes[0])
             outline = cv2.approxPolyDP(contour, OUTLINE_TOLERANCE, True).reshape(-1, 2)
-            sides = _measured_sides(frame, outline.astype(np.float64) / scale, filled, scale,
-                                    shape, least)
-            corners = _corners(sides, len(outline), shape, least)
-            for quad, seen in _completions(sides, corners, shape):
-                card = _verified(frame, quad, seen, filled, scale, shape, index)
+            sides = _measured_sides(view, outline.astype(np.float64) / scale, shape)
+            corners = _corners(sides, len(outline), shape, view.least)
+            for quad, seen, used in _completions(sides, corners, shape):
+                # A hand's edge across the paper is a clean step onto paper too, but skin,
+                # not the table the card's other sides border, lies beyond it.
+                if not one_table(np.stack([sides[side].beyond for side in used])):
+                    continue
+                card = _verified(view, quad, seen, shape, index)
                 if card is not None:
                     found.append(card)
         if found:  # a larger disc would find the same card again, less exactly
@@ -124,27 +153,63 @@ def find_by_corners(frame: np.ndarray, shape: CardShape, index: Box) -> PartialC
     return None
 
 
-def _measured_sides(frame: np.ndarray, outline: np.ndarray, filled: np.ndarray, scale: float,
-                    shape: CardShape, least: float) -> list[_Side]:
+def _measured_sides(view: _View, outline: np.ndarray, shape: CardShape) -> list[_Side]:
     """The stretches of the blob's ``outline`` (frame pixels) long enough to be a side and
-    measured as one on the frame, in the outline's order."""
-    sides = []
-    height, width = filled.shape
+    measured as one on the frame, in the outline's order; neighbouring stretches along one
+    straight side (the outline's polygon splits a side a little bent, or broken by an index
+    printed near it) measured as one side."""
+    sides: list[_Side] = []
     for vertex, (start, end) in enumerate(pairwise(np.vstack([outline, outline[:1]]))):
-        if float(np.linalg.norm(shape.unstretched(end - start))) < MIN_SIDE * least:
+        if float(np.linalg.norm(shape.unstretched(end - start))) < MIN_SIDE * view.least:
             continue
-        along = (end - start) / float(np.linalg.norm(end - start))
-        normal = np.array([-along[1], along[0]])
-        # The card lies on the blob's side of its outline: a point just off the middle of
-        # the stretch, on the blob, tells which way (measure_side takes a point inside).
-        probe = np.round(((start + end) / 2 + normal * 4 / scale) * scale).astype(int)
-        on_blob = (0 <= probe[0] < width and 0 <= probe[1] < height
-                   and bool(filled[probe[1], probe[0]]))
-        inside = (start + end) / 2 + (normal if on_blob else -normal) * least
-        line = measure_side(frame, start, end, inside)
-        if line is not None:
-            sides.append(_Side(vertex, line[0], line[1], start, end))
+        side = _measure(view, start, end, vertex, vertex)
+        if side is None:
+            continue
+        if sides and _one_line(sides[-1], side, len(outline)):
+            joined = _measure(view, sides[-1].start, end, sides[-1].vertex, vertex)
+            if joined is not None:
+                sides[-1] = joined
+                continue
+        sides.append(side)
+    if len(sides) > 2 and _one_line(sides[-1], sides[0], len(outline)):
+        joined = _measure(view, sides[-1].start, sides[0].end, sides[-1].vertex, sides[0].last)
+        if joined is not None:  # the outline began part way along a side
+            sides[0] = joined
+            sides.pop()
     return sides
+
+
+def _measure(view: _View, start: np.ndarray, end: np.ndarray, vertex: int, last: int
+             ) -> _Side | None:
+    """One or more stretches, from ``start`` to ``end``, measured as a side
+    (:func:`vision.partial.measure_side`)."""
+    height, width = view.filled.shape
+    along = (end - start) / float(np.linalg.norm(end - start))
+    normal = np.array([-along[1], along[0]])
+    # The card lies on the blob's side of its outline: a point just off the middle of the
+    # stretch, on the blob, tells which way (measure_side takes a point inside).
+    probe = np.round(((start + end) / 2 + normal * 4 / view.scale) * view.scale).astype(int)
+    if (0 <= probe[0] < width and 0 <= probe[1] < height
+            and bool(view.filled[probe[1], probe[0]])):
+        normal = -normal  # (out of the card)
+    line = measure_side(view.frame, start, end, (start + end) / 2 - normal * view.least)
+    if line is None:
+        return None
+    bases = start + np.linspace(0.15, 0.85, EDGE_SAMPLES)[:, None] * (end - start)
+    return _Side(vertex, line[0], line[1], start, end, last,
+                 beyond_side(view.frame, bases, line, normal))
+
+
+def _one_line(side: _Side, following: _Side, vertices: int) -> bool:
+    """A measured stretch continues ``side`` (a few stretches on, nearly parallel, and on
+    its line)."""
+    if (following.vertex - side.last) % vertices > BETWEEN_SIDES:
+        return False
+    direction = following.direction
+    parallel = abs(float(side.direction[0] * direction[1] - side.direction[1] * direction[0]))
+    away = abs(float((following.point - side.point)
+                     @ np.array([-side.direction[1], side.direction[0]])))
+    return parallel <= ONE_LINE[0] and away <= ONE_LINE[1]
 
 
 def _corners(sides: list[_Side], vertices: int, shape: CardShape, least: float
@@ -155,7 +220,7 @@ def _corners(sides: list[_Side], vertices: int, shape: CardShape, least: float
     if len(sides) < 2:
         return corners
     for number, (side, following) in enumerate(zip(sides, sides[1:] + sides[:1])):
-        if (following.vertex - side.vertex) % vertices > BETWEEN_SIDES:
+        if (following.vertex - side.last) % vertices > BETWEEN_SIDES:
             continue
         point = _meeting(side, following)
         if (point is None or not are_square(side.direction, following.direction, shape)
@@ -177,9 +242,10 @@ def _meeting(first: _Side, second: _Side) -> np.ndarray | None:
 
 
 def _completions(sides: list[_Side], corners: list[_Corner], shape: CardShape
-                 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The cards that runs of corners in view fix, each with the corners seen: three in a
-    row (the fourth opposite the middle one), else two of one side."""
+                 ) -> list[tuple[np.ndarray, np.ndarray, list[int]]]:
+    """The cards that runs of corners in view fix, each with the corners seen and the sides
+    that fixed it: three corners in a row (the fourth opposite the middle one), else two of
+    one side."""
     after = {corner.side: corner for corner in corners}
     completed = []
     for corner in corners:
@@ -193,37 +259,41 @@ def _completions(sides: list[_Side], corners: list[_Corner], shape: CardShape
                              for vector in (middle - first, last - middle))
             if abs(lengths[1] / lengths[0] - shape.aspect) <= ASPECT_TOLERANCE * shape.aspect:
                 completed.append((np.array([first, middle, last, first + last - middle]),
-                                  np.array([first, middle, last])))
-            continue
-        # Two corners of one side: the sides leaving them, measured, point where the card
-        # goes on, and it reaches at least as far as they show.
+                                  np.array([first, middle, last]),
+                                  [corner.side, second.side, third.side,
+                                   (third.side + 1) % len(sides)]))
+        # Two corners of one side (also of a run of three, whose third may be where a
+        # hand's straight edge crosses a side): the sides leaving them, measured, point
+        # where the card goes on, and it reaches at least as far as they show.
         leaving_first = pointing(sides[corner.side].direction, corner.far_in - corner.point)
         leaving_second = pointing(sides[(second.side + 1) % len(sides)].direction,
                                   second.far_out - second.point)
         quad = from_two_corners(corner.point, second.point, leaving_first, leaving_second,
                                 shape, (corner.far_in, second.far_out))
         if quad is not None:
-            completed.append((quad.astype(np.float64), np.array([corner.point, second.point])))
+            completed.append((quad.astype(np.float64), np.array([corner.point, second.point]),
+                              [corner.side, second.side, (second.side + 1) % len(sides)]))
     return completed
 
 
-def _verified(frame: np.ndarray, quad: np.ndarray, seen: np.ndarray, filled: np.ndarray,
-              scale: float, shape: CardShape, index: Box) -> PartialCard | None:
+def _verified(view: _View, quad: np.ndarray, seen: np.ndarray, shape: CardShape, index: Box
+              ) -> PartialCard | None:
     """The completed card, if it is card-shaped, of the deck's size and holds the blob,
     with its index corners that are corners in view, wholly in the frame and on paper."""
     quad = clockwise(quad.astype(np.float32))
     if not card_shaped(quad) or not shape.fits_size(quad):
         return None
-    card = np.zeros(filled.shape, np.uint8)
-    cv2.fillConvexPoly(card, np.round(quad * scale).astype(np.int32), 1)
+    card = np.zeros(view.filled.shape, np.uint8)
+    cv2.fillConvexPoly(card, np.round(quad * view.scale).astype(np.int32), 1)
     grown = cv2.dilate(card, np.ones((5, 5), np.uint8))  # its edges, measured, lie on the blob's
-    if np.count_nonzero(grown & filled) < HOLDS_BLOB * np.count_nonzero(filled):
+    if np.count_nonzero(grown & view.filled) < HOLDS_BLOB * np.count_nonzero(view.filled):
         return None
-    height, width = frame.shape[:2]
+    height, width = view.frame.shape[:2]
     usable = tuple(
         corner for corner in usable_corners(quad, width, height, index)
         if np.linalg.norm(seen - quad[corner], axis=1).min() < 1.0
-        and _on_paper(index_in_frame(quad, corner, index) * scale, filled) >= INDEX_ON_PAPER)
+        and _on_paper(index_in_frame(quad, corner, index) * view.scale, view.filled)
+        >= INDEX_ON_PAPER)
     return PartialCard(quad, usable) if usable else None
 
 

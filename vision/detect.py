@@ -119,7 +119,7 @@ def survey(frame: np.ndarray, *, loose: bool = False
     lit felt of a vignette or a hand has no such edges. What may be only part of a card is
     no card, never a guess: corners beyond the frame by more than the card's blank corner
     (:data:`OUT_OF_FRAME`), a side along the frame's edge, or a side bordering something
-    else than the table the other sides border (a hand lying along it, :func:`_one_table`).
+    else than the table the other sides border (a hand lying along it, :func:`one_table`).
 
     ``loose``: the table's mask alone, everything the table's texture does not explain, not
     just what stands out most (Otsu's threshold). A second try, for a frame whose card was
@@ -162,12 +162,12 @@ def survey(frame: np.ndarray, *, loose: bool = False
         if not card_shaped(corners) or (cut and on_frame is None):
             continue  # (a card the frame cuts is placed by its measured sides alone)
         # The frame's edge is no side of the card: what lies beyond it says nothing.
-        one_table = _one_table(np.delete(beyond, on_edge, axis=0))
-        if one_table and not cut:
+        on_one_table = one_table(np.delete(beyond, on_edge, axis=0))
+        if on_one_table and not cut:
             if best is None or support > best[0]:
                 best = (support, corners)
         elif in_part is None or support > in_part[0]:
-            in_part = (support, corners, None if one_table else beyond,
+            in_part = (support, corners, None if on_one_table else beyond,
                        on_edge[0] if on_edge else None,
                        on_frame if cut and on_frame else (True,) * 4)
     if best is not None and best[0] >= MIN_EDGE_SUPPORT:
@@ -457,7 +457,7 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
     vignette or a blob of skin has no straight step from dark to light at all.
 
     And what lies beyond each edge: the colour (BGR) of each profile's outermost sample,
-    ``(4, EDGE_SAMPLES, 3)`` (see :func:`_one_table`); and which sides were measured
+    ``(4, EDGE_SAMPLES, 3)`` (see :func:`one_table`); and which sides were measured
     (the others kept their coarse lines), None when the coarse corners are returned.
     """
     centre = quad.mean(axis=0)
@@ -596,13 +596,21 @@ def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: 
     return table
 
 
+def beyond_side(frame: np.ndarray, bases: np.ndarray, line: tuple[np.ndarray, np.ndarray],
+                normal: np.ndarray) -> np.ndarray:
+    """The colours (BGR, ``(len(bases), 3)``) just beyond a side measured on the frame
+    (``bases`` along it, its ``line`` a point and a direction, ``normal`` out of the card),
+    NaN beyond the frame: what :func:`one_table` compares."""
+    return _beyond(frame, bases, line[0], line[1], normal)
+
+
 def _in_frame(beyond: np.ndarray) -> np.ndarray:
     """Which of the colours beyond the edges (``(4, samples, 3)``) lie inside the frame."""
     seen: np.ndarray = ~np.isnan(beyond).any(axis=2)
     return seen
 
 
-def _one_table(beyond: np.ndarray) -> bool:
+def one_table(beyond: np.ndarray) -> bool:
     """The four edges border one table: the colours just beyond them (``(4, samples, 3)``
     BGR), each edge's median, have nearly the same hue (each channel's share of the sum: a
     vignette or a lamp to one side changes the table's brightness more than its hue). A
@@ -624,7 +632,7 @@ def _table_sides(beyond: np.ndarray, table: np.ndarray, paper: np.ndarray
                  ) -> tuple[bool, ...]:
     """Which sides border the table along their whole length: the colour beyond each of
     its profiles (``(4, samples, 3)`` BGR) has the table's hue (``table``, the frame's
-    border: see :func:`_one_table`) or is too dark to have one (a shadow); one stray
+    border: see :func:`one_table`) or is too dark to have one (a shadow); one stray
     profile is let through (noise), a finger over two or more is not.
 
     Where the table's hue and the card's ``paper`` (:func:`paper_colour`) differ, a colour

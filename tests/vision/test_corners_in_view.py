@@ -129,6 +129,22 @@ def test_two_corners_in_view_complete_the_card_only_at_the_length_the_sides_allo
     assert np.linalg.norm(found.quad[found.usable[0]] - drawn[0]) <= TOLERANCE
 
 
+def test_a_hand_s_straight_edge_across_the_card_is_no_side_of_it() -> None:
+    """A hand with a straight edge square to the long sides lies over the card's bottom
+    tenth: where that edge crosses the long sides looks like two corners, and a card ending
+    there is within the deck's proportions' tolerance. Skin, not felt, lies beyond it: the
+    card is completed from its two top corners at its full length, where drawn."""
+    drawn = _corners((480.0, 250.0), 0.0, 180.0)
+    frame = _court_card(drawn)
+    rows, columns = FRAME
+    top = round(drawn[0, 1] + 0.9 * (drawn[3, 1] - drawn[0, 1]))
+    left, right = round(drawn[0, 0]) - 40, round(drawn[1, 0]) + 40
+    cv2.rectangle(frame, (left, top), (right, rows - 1), SKIN, -1)
+    found = find_by_corners(frame, SHAPE, INDEX)
+    assert found is not None
+    assert _matched(found.quad, drawn) <= TOLERANCE, (found.quad, drawn)
+
+
 def test_one_corner_in_view_is_no_card() -> None:
     """A hand over all but the top-left corner's sides: the card's size along them is
     unknown, so no card."""
