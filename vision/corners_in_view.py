@@ -68,9 +68,13 @@ BETWEEN_SIDES = 4
 ONE_LINE = (0.1, 4.0)
 """Two stretches are one side when their measured lines are within about 3 degrees and 3
 frame pixels of each other."""
-CORNER_GAP = 0.12
+CORNER_GAP = 0.3
 """How far two sides' meeting point may lie from the ends of their stretches: this share of
-the least short side (a card's corner is rounded, a hand's edge is not a side)."""
+the least short side. An index printed near the corner breaks the paper's margin at the
+working scale, and the stretches then end where the index does (its box is about a fifth
+of the card's width and a quarter of its length across); a rounded corner alone ends them
+a few pixels short (cardai, right of 771 on draws 2024, 7, 11 and 3: 0.12 read 573, 586,
+541 and 592; 0.3 587, 605, 552 and 604; none wrong either way)."""
 HOLDS_BLOB = 0.95
 """Least share of the blob inside the completed card."""
 INDEX_ON_PAPER = 0.6
