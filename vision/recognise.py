@@ -145,7 +145,7 @@ class Recogniser:
         """A rectified card by its ``usable`` index corners; the corner reader's own
         limits, and a threshold set by hand raises its threshold too. None when no corner
         is usable."""
-        read = corners.read(card, usable)
+        read = corners.read_aligned(card, usable)
         if read is None:
             return None
         match = Match(card_of(read.label), read.confidence, read.distance,

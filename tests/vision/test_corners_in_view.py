@@ -136,7 +136,7 @@ def test_a_hand_s_straight_edge_across_the_card_is_no_side_of_it() -> None:
     card is completed from its two top corners at its full length, where drawn."""
     drawn = _corners((480.0, 250.0), 0.0, 180.0)
     frame = _court_card(drawn)
-    rows, columns = FRAME
+    rows = FRAME[0]
     top = round(drawn[0, 1] + 0.9 * (drawn[3, 1] - drawn[0, 1]))
     left, right = round(drawn[0, 0]) - 40, round(drawn[1, 0]) + 40
     cv2.rectangle(frame, (left, top), (right, rows - 1), SKIN, -1)

@@ -9,19 +9,25 @@ against the affine map they are said to apply.
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.index_corner import (
+    ALIGN_SHIFTS,
     CORNER_JITTERS,
     JITTER_SCALE,
     JITTER_SHIFT,
+    CornerReader,
     _distances,
+    corner_vector,
     jittered_corners,
     principal_directions,
+    shifted,
 )
+from vision.partial import CardShape
 
 
 def _low_rank(rows: int, columns: int, rank: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -91,3 +97,70 @@ def test_jittered_copies_are_small_affine_moves_of_the_corner_the_same_each_time
         area = len(mark)
         assert (1 - JITTER_SCALE) ** 2 * 400 * 0.8 <= area <= (1 + JITTER_SCALE) ** 2 * 400 * 1.3
     assert any(not np.array_equal(copy, card) for copy in copies)
+
+
+INDEX_BOX = (0.0, 0.0, 0.17, 0.25)
+
+
+def _index_card(glyph: int, offset: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """A white rectified card with one of three glyphs in its top-left index box (a bar,
+    a cross, a ring), moved by ``offset`` (shares of the card's width and height)."""
+    card = np.full((290, 200, 3), 255, np.uint8)
+    x, y = round(17 + offset[0] * 200), round(36 + offset[1] * 290)
+    if glyph == 0:
+        cv2.rectangle(card, (x - 3, y - 22), (x + 3, y + 22), (0, 0, 0), -1)
+    elif glyph == 1:
+        cv2.rectangle(card, (x - 12, y - 3), (x + 12, y + 3), (0, 0, 0), -1)
+        cv2.rectangle(card, (x - 3, y - 22), (x + 3, y + 22), (0, 0, 0), -1)
+    else:
+        cv2.circle(card, (x, y), 12, (0, 0, 0), 4)
+    return card
+
+
+def _glyph_reader(threshold: float) -> CornerReader:
+    """A corner reader of the three glyphs, each enrolled where the deck prints it and a
+    little either side of it."""
+    vectors, labels = [], []
+    for glyph in range(3):
+        for offset in ((0.0, 0.0), (0.01, 0.0), (-0.01, 0.0), (0.0, 0.01), (0.0, -0.01)):
+            vectors.append(corner_vector(_index_card(glyph, offset), None, INDEX_BOX))
+            labels.append(glyph)
+    return CornerReader(np.stack(vectors), np.array(labels), None, INDEX_BOX,
+                        CardShape(1.0, 1.4), 10.0, threshold)
+
+
+def test_a_shift_moves_the_card_by_shares_of_its_size() -> None:
+    card = _index_card(0)
+    moved = shifted(card, (0.05, -0.02))
+    before, after = np.argwhere(card.min(axis=2) < 128), np.argwhere(moved.min(axis=2) < 128)
+    assert np.allclose(after.mean(axis=0) - before.mean(axis=0), [-0.02 * 290, 0.05 * 200],
+                       atol=0.6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(glyph=st.integers(0, 2), dx=st.floats(-0.05, 0.05), dy=st.floats(-0.05, 0.05))
+def test_an_aligned_read_names_the_same_card_as_the_plain_one_never_less_surely(
+        glyph: int, dx: float, dy: float) -> None:
+    """Whatever the index's offset, the aligned read names the card the plain read names
+    (a shift that reads as another card is a doubt), at least as surely, and a read the
+    plain one already takes is left as it is."""
+    card = _index_card(glyph, (dx, dy))
+    unsure = _glyph_reader(threshold=1.01)  # nothing is sure enough: every read is retried
+    plain, aligned = unsure.read(card, (0,)), unsure.read_aligned(card, (0,))
+    assert plain is not None and aligned is not None
+    assert aligned.label == plain.label and aligned.confidence >= plain.confidence
+    sure = _glyph_reader(threshold=0.0)
+    assert sure.read_aligned(card, (0,)) == sure.read(card, (0,))
+
+
+def test_an_index_printed_off_its_place_is_read_more_surely_where_a_shift_puts_it_back(
+        ) -> None:
+    """The glyph lies one shift (ALIGN_SHIFTS) away from where the deck prints it: read
+    again at the shift that puts it back, the card is read more surely."""
+    reader = _glyph_reader(threshold=1.01)
+    for glyph in range(3):
+        card = _index_card(glyph, (-ALIGN_SHIFTS[0][0], 0.0))
+        plain, aligned = reader.read(card, (0,)), reader.read_aligned(card, (0,))
+        assert plain is not None and aligned is not None
+        assert aligned.label == plain.label == glyph
+        assert aligned.confidence > plain.confidence + 0.05, (glyph, plain, aligned)

@@ -38,8 +38,9 @@ def _flagged() -> list[tuple[Path, Card]]:
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 587 right (76.1 %; 562 before
-    a card a hand lies over was found by its corners in view, vision.corners_in_view; 536
+    out of the whole-card deck with fewer than 2; 771 read): 613 right (79.5 %; 587 before
+    an unsure index corner was read again a little shifted, CornerReader.read_aligned; 562
+    before a card a hand lies over was found by its corners in view, vision.corners_in_view; 536
     before an index corner was read with the table beyond the half of its sides next to it, the
     table's colour taken further from a blurred edge, cut cards allowed the view's edges'
     perspective, and a cut that fits either length completed at the deck's size; 480 before
@@ -49,8 +50,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 78.5 %, none wrong.
-    Asserted: no wrong read, at least 75 % right, CPU p95 within the 20 ms target; the deck
+    its index corners alone), none wrong, the rest declined; seed 7 82.0 %, none wrong.
+    Asserted: no wrong read, at least 78 % right, CPU p95 within the 20 ms target; the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -65,7 +66,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.75, result.to_dict()
+    assert result.accuracy >= 0.78, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
