@@ -9,7 +9,8 @@ the card's straight sides still show, and so do the corners between them:
 
 - each long straight stretch of the blob's outline is measured on the frame as a side
   (:func:`vision.partial.measure_side`: a clean step from table to paper along most of
-  it, which neither a hand's edge nor a picture's gives);
+  it, which a picture's edge does not give), neighbouring stretches along one straight
+  side as one;
 - two measured sides that follow each other along the outline and meet square (the
   camera's stretch undone), near where their stretches end, are a *corner in view*;
 - three corners in a row fix the card: the fourth lies opposite the middle one, and the
@@ -18,6 +19,8 @@ the card's straight sides still show, and so do the corners between them:
   (:func:`vision.partial.from_two_corners`: the card reaches at least as far as its sides
   show).
 
+The sides that fix the card must border one table (:func:`vision.detect.one_table`: a
+hand's straight edge across the paper is a clean step onto paper too, with skin beyond it).
 The completed card must hold the whole blob (paper beyond it means another card or a
 wrong completion) and be of the deck's size. It is read only at an index corner that is a
 corner in view, whose index box lies wholly in the frame and on the blob of paper (not
@@ -66,8 +69,9 @@ cards showed at enrolment (unstretched)."""
 BETWEEN_SIDES = 4
 """Most outline stretches from one side to the next at a corner: the rounded corner's own."""
 ONE_LINE = (0.1, 4.0)
-"""Two stretches are one side when their measured lines are within about 3 degrees and 3
-frame pixels of each other."""
+"""Two neighbouring stretches are one side when their measured lines are within about 6
+degrees (the sine) and 4 frame pixels of each other, and measured together they are still
+one clean side (cardai 7H_s2_14: a bent card's side split in two 4.7 degrees apart)."""
 CORNER_GAP = 0.3
 """How far two sides' meeting point may lie from the ends of their stretches: this share of
 the least short side. An index printed near the corner breaks the paper's margin at the
