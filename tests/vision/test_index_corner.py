@@ -164,3 +164,12 @@ def test_an_index_printed_off_its_place_is_read_more_surely_where_a_shift_puts_i
         assert plain is not None and aligned is not None
         assert aligned.label == plain.label == glyph
         assert aligned.confidence > plain.confidence + 0.05, (glyph, plain, aligned)
+
+
+def test_a_read_a_shift_lifts_must_be_sure_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ALIGN_MIN_CONFIDENCE a shifted read is not taken, whatever the threshold: the
+    plain read stands."""
+    monkeypatch.setattr("vision.index_corner.ALIGN_MIN_CONFIDENCE", 1.01)
+    reader = _glyph_reader(threshold=1.01)
+    card = _index_card(1, (-ALIGN_SHIFTS[0][0], 0.0))
+    assert reader.read_aligned(card, (0,)) == reader.read(card, (0,))
