@@ -315,6 +315,7 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     row_labels = np.array([label for _, _, label in views])
     centre, projection = principal_directions(rows, CORNER_COMPONENTS)
     rows = ((rows - centre) @ projection).astype(np.float32)
+
     def held_out(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # Each photo's own corners read against every other photo's corners and copies
         # (never its own: a copy of itself would always be nearest): the nearest distance,

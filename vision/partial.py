@@ -328,8 +328,8 @@ def _from_frame_side(seen: CardInPart, shape: CardShape, index: Box, width: int,
     # camera at the frame's bottom, 2H_s2_12's sides 11 degrees off square). The corner
     # reader's own limits judge the index it finds (draws 2024, 7, 11 and 3: 3, 9, 5 and
     # 11 more read with no square test, none wrong).
-    completed = from_two_corners(first, second, reached[0] - first, reached[1] - second, shape,
-                             reached, square=False)
+    completed = from_two_corners(first, second, reached[0] - first, reached[1] - second,
+                                 shape, reached, square=False)
     if completed is None:
         return None
     ordered = clockwise(completed)
