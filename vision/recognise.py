@@ -8,7 +8,9 @@ more with a looser mask (:func:`vision.detect.find_card`), which costs time only
 frames. A frame with no whole card in it may show one the frame's edge cuts: completed from
 what shows (:mod:`vision.partial`), it is read by an index corner wholly in view, under the
 deck's own corner limits (:mod:`vision.index_corner`), if the deck learnt them; so is a whole
-card the whole-card read declined. A whole card the whole-card read takes is declined when
+card the whole-card read declined, and when its index does not read either, the card is
+looked for again in part (the whole card as found may have taken in a hand, or be part of
+the card). A whole card the whole-card read takes is declined when
 its index (where the deck learnt its corners) reads as another card. Where the deck learnt
 the size of its cards in the camera's view, a card of quite another size is declined (another
 camera, or the camera moved).
@@ -92,6 +94,11 @@ class Recogniser:
                                         start)
             if by_index is not None and by_index.card is not None:
                 return by_index
+            # Nor its index: the card as found may be wrong (a hand taken in with it, or
+            # only part of it), and the searches for a card in part may find it as it is.
+            in_part = self._read_corner(frame, corners, hand, start)
+            if in_part.card is not None:
+                return in_part
         return decided
 
     def _check_index(self, frame: np.ndarray, found: Detection, decided: Recognition,

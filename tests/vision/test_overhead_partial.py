@@ -19,6 +19,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from vision.corner import features
 from vision.detect import (
     CARD_CORNERS,
     CARD_SIZE,
@@ -522,3 +523,36 @@ def test_an_index_beside_a_hand_is_declined_when_the_far_side_reads_another_card
     doubted = read_with(quads[1])
     assert doubted.card is None and doubted.best_guess == card_of(0)
     assert f"or as {card_of(1).code} from the side opposite the hand" in doubted.reason
+
+
+def test_a_whole_card_found_wrong_is_looked_for_again_in_part(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole card as found is wrong (here: felt beside the card, as a hand taken in
+    with it or part of the card would be): neither it nor its index reads. The searches
+    for a card in part then find the card where it is, and it is read there; when they
+    find none, the whole card's doubt is the answer."""
+    faces = [_index_face("disc"), _index_face("corner")]
+    reader = CornerReader(np.stack([corner_vector(face, None, INDEX) for face in faces]),
+                          np.array([0, 1]), None, INDEX, SHAPE, 1.0, 0.05)  # felt: 1.41
+    deck = DeckModel("found-wrong", "top-left",
+                     np.stack([features(face, "top-left") for face in faces]),
+                     np.array([0, 1]), 2.0, 1.01, {}, corners=reader)  # no whole read is sure
+    rows, columns = FRAME
+    frame = np.full((rows, columns, 3), FELT, np.uint8)
+    card = _corners((250.0, 270.0), 10.0, 150.0)
+    matrix = cv2.getPerspectiveTransform(CARD_CORNERS, card.astype(np.float32))
+    inside = cv2.warpPerspective(np.full(faces[0].shape[:2], 255, np.uint8), matrix,
+                                 (columns, rows)) > 0
+    frame[inside] = cv2.warpPerspective(faces[0], matrix, (columns, rows))[inside]
+    felt = _corners((700.0, 270.0), 0.0, 150.0).astype(np.float32)
+    monkeypatch.setattr("vision.recognise.survey", lambda _frame: (felt, None))
+    recogniser = Recogniser(deck)
+
+    monkeypatch.setattr("vision.recognise.find_in_part", lambda *_: None)
+    declined = recogniser.recognise(frame)
+    assert declined.card is None and declined.reason.startswith("unsure"), declined
+
+    monkeypatch.setattr("vision.recognise.find_in_part",
+                        lambda *_: PartialCard(card.astype(np.float32), (0,)))
+    read = recogniser.recognise(frame)
+    assert read.card == card_of(0), read

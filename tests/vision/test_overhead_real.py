@@ -38,7 +38,8 @@ def _flagged() -> list[tuple[Path, Card]]:
 @pytest.mark.slow
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 613 right (79.5 %; 587 before
+    out of the whole-card deck with fewer than 2; 771 read): 620 right (80.4 %; 613 before
+    a whole card neither whole nor by its index read was looked for again in part; 587 before
     an unsure index corner was read again a little shifted, CornerReader.read_aligned; 562
     before a card a hand lies over was found by its corners in view, vision.corners_in_view; 536
     before an index corner was read with the table beyond the half of its sides next to it, the
@@ -50,8 +51,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 80.9 %, none wrong.
-    Asserted: no wrong read, at least 78 % right, CPU p95 within the 20 ms target; the deck
+    its index corners alone), none wrong, the rest declined; seed 7 81.7 %, none wrong.
+    Asserted: no wrong read, at least 79 % right, CPU p95 within the 20 ms target; the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -66,7 +67,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path) -> None:
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.78, result.to_dict()
+    assert result.accuracy >= 0.79, result.to_dict()
     assert result.cpu_percentile_ms(95) <= 20
     corners = held.model.corners
     assert corners is not None  # cardai's webcam stretches its pixels: about 1.14
