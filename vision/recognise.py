@@ -112,6 +112,7 @@ class Recogniser:
         index's best guess said otherwise each time, though not always surely). An index
         that looks like none of the deck's (beyond the corner reader's limit: blurred,
         shadowed) says nothing either way."""
+        assert decided.card is not None  # (only a read the whole card took is checked)
         read = corners.read(found.card, _usable(frame, found, corners))
         if read is None or read.distance > corners.max_distance:
             return decided
