@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import threading
-from types import FrameType
 
 from shoe_controller.cards import Card, new_shoe, read_shoe_file
 from shoe_controller.errors import ConfigError
-from shoe_controller.stop_signal import set_from_signal_handler
+from shoe_controller.stop_signal import stopped_by_signals
 from simulators.dealer import VirtualDealer, parse_mistakes
 from simulators.wheel import GAME_FAULTS
 from wheel_protocol.messages import ARCADE_AUTOMATIC
@@ -203,17 +201,8 @@ def run(args: argparse.Namespace) -> int:
     if args.cut_card > len(cards):
         raise ConfigError(f"--cut-card {args.cut_card} is beyond the {len(cards)} cards loaded")
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("signal %s: stopping", signum)
-        set_from_signal_handler(stop)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stopped_by_signals(stop, log):
         return serve(args, cards, dealer_from_args(args), stop)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _defaults() -> dict[str, object]:
@@ -226,14 +215,5 @@ def _run_wheel(args: argparse.Namespace) -> int:
     from simulators.wheel_server import serve  # the I/O half: imported only when running
 
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("signal %s: stopping", signum)
-        set_from_signal_handler(stop)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stopped_by_signals(stop, log):
         return serve(args, stop)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

@@ -27,18 +27,17 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Self
 
 from shoe_controller.errors import ConfigError, ShoeError
-from shoe_controller.stop_signal import set_from_signal_handler
+from shoe_controller.stop_signal import stopped_by_signals
 from simulators.faults import FaultConfig, FaultCounters, FaultInjector
 
 __all__ = ["FaultyProxy", "ProxyError", "ProxyStats", "main"]
@@ -373,31 +372,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("signal %s: stopping", signum)
-        set_from_signal_handler(stop)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    proxy = FaultyProxy(args.target, args.faults, listen=args.listen)
     error: ProxyError | None = None
-    try:
-        proxy.start()
-        host, port = proxy.address
-        print(f"TCP {host}:{port}", flush=True)  # the first line on stdout: where to connect
-        log.info("faulty proxy %s:%s -> %s:%s, faults %s", host, port, *args.target,
-                 args.faults.to_spec())
-        while not stop.wait(0.2):
-            proxy.check()
-    except ProxyError as exc:
-        error = exc
-    finally:
+    with stopped_by_signals(stop, log):
+        proxy = FaultyProxy(args.target, args.faults, listen=args.listen)
         try:
-            proxy.close()
+            proxy.start()
+            host, port = proxy.address
+            print(f"TCP {host}:{port}", flush=True)  # the first line on stdout: where to connect
+            log.info("faulty proxy %s:%s -> %s:%s, faults %s", host, port, *args.target,
+                     args.faults.to_spec())
+            while not stop.wait(0.2):
+                proxy.check()
         except ProxyError as exc:
-            error = error or exc
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            error = exc
+        finally:
+            try:
+                proxy.close()
+            except ProxyError as exc:
+                error = error or exc
     log.info("%s", _summary(proxy.stats()))
     if error is not None:
         print(f"error: {error}", file=sys.stderr)

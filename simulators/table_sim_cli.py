@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import socket
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
 
 from shoe_controller.errors import ConfigError
 from shoe_controller.reporting.protocol import read_key_file
-from shoe_controller.stop_signal import set_from_signal_handler
+from shoe_controller.stop_signal import stopped_by_signals
 from simulators.table_system import TableSystem, TableSystemOptions
 
 log = logging.getLogger("shoe.table_sim")
@@ -143,27 +141,21 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ConfigError(f"{args.record}: cannot open the record: {exc.strerror}") from None
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        set_from_signal_handler(stop)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stopped_by_signals(stop):
         try:
-            host, port = system.start()
-        except RuntimeError as exc:
-            raise ConfigError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
-                              f"{system.error or exc}") from None
-        print(f"LISTEN {host}:{port}", flush=True)
-        while not stop.wait(0.2):
-            if system.error is not None:
-                raise ConfigError(f"table system failed: {system.error!r}")
-            if system.faults:
-                raise ConfigError(f"table system failed: {system.faults[0]!r} (a bug; see "
-                                  "the log above)")
-        log.info("stopping: %d event(s) recorded", len(system.accepted))
-        return 0
-    finally:
-        system.close()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            try:
+                host, port = system.start()
+            except RuntimeError as exc:
+                raise ConfigError(f"cannot listen on {args.listen[0]}:{args.listen[1]}: "
+                                  f"{system.error or exc}") from None
+            print(f"LISTEN {host}:{port}", flush=True)
+            while not stop.wait(0.2):
+                if system.error is not None:
+                    raise ConfigError(f"table system failed: {system.error!r}")
+                if system.faults:
+                    raise ConfigError(f"table system failed: {system.faults[0]!r} (a bug; "
+                                      "see the log above)")
+            log.info("stopping: %d event(s) recorded", len(system.accepted))
+            return 0
+        finally:
+            system.close()

@@ -25,9 +25,9 @@ from shoe_controller.cards import Card
 from shoe_controller.errors import CardCodeError
 from vision.capture import read_image
 from vision.detect import detect, rectify, survey
+from vision.in_part import find_in_part
 from vision.index_corner import Partly, learn_corners
 from vision.model import DeckModel, VisionModelError, card_index, enroll
-from vision.partial import find_in_part
 from vision.recognise import Recogniser
 from vision.roi import Roi, crop
 
@@ -96,7 +96,7 @@ def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Car
     """The deck's corner reader learnt again from every whole card (``samples`` and their
     ``quads``, with cards the deck itself left out) and the enrolment photos where no whole
     card was found (those of ``items`` named in ``skipped``) but part of one is
-    (:func:`vision.partial.find_in_part`,
+    (:func:`vision.in_part.find_in_part`,
     with the card shape the whole cards taught). A card the first reader knows is added
     only if that reader reads it right and accepts it: a card completed wrongly (cardai
     seed 2024: an 8H and a 9H of session s1, nearest to each other) would raise the

@@ -205,7 +205,7 @@ def _measure(view: _View, start: np.ndarray, end: np.ndarray, vertex: int, last:
         return None
     bases = start + np.linspace(0.15, 0.85, EDGE_SAMPLES)[:, None] * (end - start)
     return _Side(vertex, line[0], line[1], start, end, last,
-                 beyond_side(view.frame, bases, line, normal))
+                 beyond_side(view.frame, bases, line[0], line[1], normal))
 
 
 def _one_line(side: _Side, following: _Side, vertices: int) -> bool:

@@ -484,13 +484,13 @@ def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
             # it): keep its coarse line; the other edges are still measured.
             measured.append(False)
             lines.append((start, unit))
-            beyond.append(_beyond(frame, bases, start, unit, normal))
+            beyond.append(beyond_side(frame, bases, start, unit, normal))
             continue
         point, direction, inliers = fit_edge(found, stays)
         measured.append(True)
         on_line += inliers
         lines.append((point, direction))
-        beyond.append(_beyond(frame, bases, point, direction, normal))
+        beyond.append(beyond_side(frame, bases, point, direction, normal))
     support = on_line / (4 * EDGE_SAMPLES)
     corners = intersections(lines)
     if corners is None:
@@ -576,8 +576,8 @@ def fit_edge(found: np.ndarray, stays: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.array([x0, y0]), np.array([vx, vy]), inliers
 
 
-def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: np.ndarray,
-            normal: np.ndarray) -> np.ndarray:
+def beyond_side(frame: np.ndarray, bases: np.ndarray, point: np.ndarray,
+                direction: np.ndarray, normal: np.ndarray) -> np.ndarray:
     """The frame's colours ``BEYOND`` pixels outside an edge's line (through ``point``
     along ``direction``), level with each profile's base: the table next to the card, not a
     blur of table and paper where the coarse line lies inside the card. NaN where that lies
@@ -594,14 +594,6 @@ def _beyond(frame: np.ndarray, bases: np.ndarray, point: np.ndarray, direction: 
     outside = ((points < 0) | (points > [width - 1, height - 1])).any(axis=1)
     table[outside] = np.nan
     return table
-
-
-def beyond_side(frame: np.ndarray, bases: np.ndarray, line: tuple[np.ndarray, np.ndarray],
-                normal: np.ndarray) -> np.ndarray:
-    """The colours (BGR, ``(len(bases), 3)``) just beyond a side measured on the frame
-    (``bases`` along it, its ``line`` a point and a direction, ``normal`` out of the card),
-    NaN beyond the frame: what :func:`one_table` compares."""
-    return _beyond(frame, bases, line[0], line[1], normal)
 
 
 def _in_frame(beyond: np.ndarray) -> np.ndarray:

@@ -257,23 +257,6 @@ def closed_paper(blurred: np.ndarray) -> np.ndarray:
     return closed
 
 
-def find_in_part(frame: np.ndarray, shape: CardShape, index: Box, seen: CardInPart | None
-                 ) -> PartialCard | None:
-    """A card the frame's edge cuts (:func:`find_partial_card`), else the card found in
-    part (``seen``, from :func:`vision.detect.survey`; :func:`readable_in_part`), else a
-    card found by its corners in view (a hand over the rest of it:
-    :func:`vision.corners_in_view.find_by_corners`)."""
-    from vision.corners_in_view import find_by_corners  # (which imports this module)
-
-    found = find_partial_card(frame, shape, index)
-    if found is None and seen is not None:
-        height, width = frame.shape[:2]
-        found = readable_in_part(seen, shape, index, width, height)
-    if found is None:
-        found = find_by_corners(frame, shape, index)
-    return found
-
-
 def readable_in_part(seen: CardInPart, shape: CardShape, index: Box, width: int, height: int
                      ) -> PartialCard | None:
     """A card a hand borders or the frame cuts at a corner (:func:`vision.detect.survey`),

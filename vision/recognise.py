@@ -26,9 +26,10 @@ import numpy as np
 
 from shoe_controller.cards import Card
 from vision.detect import CardInPart, Detection, detect, rectify, survey
+from vision.in_part import find_in_part
 from vision.index_corner import CornerReader
 from vision.model import DeckModel, Match, card_of
-from vision.partial import find_in_part, usable_corners
+from vision.partial import usable_corners
 
 
 @dataclass(frozen=True)

@@ -46,3 +46,25 @@ def test_a_stop_signal_landing_inside_the_loop_s_own_wait_still_stops_it() -> No
                           capture_output=True, text=True, timeout=100, check=False)
     assert done.returncode == 0 and "stopped every time" in done.stdout, (
         done.stdout[-2000:] + done.stderr[-2000:])
+
+
+SCOPED = textwrap.dedent("""
+    import os, signal, threading
+    from shoe_controller.stop_signal import stopped_by_signals
+
+    before = signal.getsignal(signal.SIGTERM)
+    stop = threading.Event()
+    with stopped_by_signals(stop):
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.wait(5), "SIGTERM did not set the stop event"
+    assert signal.getsignal(signal.SIGTERM) is before, "the handler before was not put back"
+    print("ok")
+""")
+
+
+def test_the_simulators_stop_signals_set_their_event_and_put_the_handlers_back() -> None:
+    """What the simulators' command lines use: inside, SIGTERM sets the stop event; after,
+    the handler from before is back."""
+    done = subprocess.run([sys.executable, "-c", SCOPED], capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -30,7 +30,8 @@ from tests.vision.test_overhead_partial import (
 )
 from vision.corners_in_view import find_by_corners
 from vision.detect import survey
-from vision.partial import CardShape, find_in_part
+from vision.in_part import find_in_part
+from vision.partial import CardShape
 
 SHAPE = CardShape(STRETCH, ASPECT, (150.0, 300.0))  # the sizes a deck's whole cards taught
 PICTURE = (40, 140, 210)  # BGR: a court card's picture, not paper
@@ -87,7 +88,7 @@ def test_a_court_card_a_hand_lies_over_is_found_by_its_corners_in_view(
 def test_court_cards_under_a_hand_are_found_where_a_whole_card_is_not() -> None:
     """At these poses the hand's bite leaves no card to the whole-card search, and the
     card is found by its corners, near where it was drawn, readable at both index corners:
-    through :func:`vision.partial.find_in_part`, as the recogniser asks."""
+    through :func:`vision.in_part.find_in_part`, as the recogniser asks."""
     for angle, covered in ((20.0, 1), (-35.0, 3), (110.0, 1), (60.0, 3)):
         drawn = _corners((480.0, 270.0), angle, 200.0)
         frame = _court_card(drawn)
