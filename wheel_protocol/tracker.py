@@ -443,6 +443,9 @@ class GameTracker:
         self._open(now, out, spin=status.spin)
 
     def _ball_running(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        if self._reports and self._moved_on(status):
+            self._accept_reports(now, out)  # the wheel bears the report out; this launch
+            # is its next game, whose "before a game" and "place your bets" were lost
         if not self.in_progress:
             if (self.phase is Phase.VOIDED and self._respin_of is not None
                     and WarningFlag.MISSPIN not in status.warnings):  # not a repeat of the void
@@ -503,6 +506,16 @@ class GameTracker:
             self._launch_retry_reported = True
             self._fault(FaultCode.LAUNCH_RETRY, "warning flag 8 after the launch grace",
                         False, now, out)
+
+    def _moved_on(self, status: Status) -> bool:
+        """Whether a ball-running ``status`` (already borne out by the next one) belongs to
+        the wheel's next game although this game's number was reported and not yet taken:
+        its "last number" is the reported number, and not this game's prior one. Line noise
+        cannot pass for it: a status of this game with its state digit flipped (to 5, making
+        a report, or from 5 to 3 or 4) shows either the prior number or this game's own."""
+        numbers = {number for number, _ in self._reports}
+        return (self.in_progress and self._launched and self._prior_known
+                and numbers == {status.last_number} and status.last_number != self._prior)
 
     def _winning_status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
         number = status.last_number

@@ -440,3 +440,24 @@ def test_a_fault_reported_with_star_f_during_play_voids_the_game() -> None:
     w = Wheel()
     w.send(b"*F 12\r\n", *game("15"))  # a self-test's answer between games: passed on only
     assert w.kinds() == ["open 1", "close 1", "number 1 15 status"]
+
+
+def test_a_report_the_next_games_launch_bears_out_is_taken() -> None:
+    """State 5 once, then the wheel's next game already running (its "before a game" and
+    "place your bets" lost on the line): the new game's "last number" is the report, so the
+    report stands, and the new game, which no round was opened for, is only watched."""
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "12"),
+           st_line(3, "12", spin="013"), st_line(3, "12", spin="013"), every=0.1)
+    assert w.kinds() == ["open 1", "close 1", "number 1 12 status", "fault game_not_opened"]
+
+
+def test_a_report_a_running_ball_denies_is_still_noise() -> None:
+    """The same order with the prior game's number: a state digit flipped to 5 made the
+    report, and the ball is still running in this game."""
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "17"), st_line(4), st_line(4),
+           every=0.1)
+    assert w.kinds() == ["open 1", "close 1", "fault line_noise"]
+    w.send(st_line(5, "30"), st_line(5, "30"))  # the ball falls: this game's number
+    assert w.kinds()[-1] == "number 1 30 status"

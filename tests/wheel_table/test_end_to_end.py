@@ -13,10 +13,10 @@ What must hold, against the wheel's own record of its games (``shoe sim --wheel 
   record with the wheel's number (a misspun game: its void and then its respin's number);
   void with the reason its fault implies; not opened because an irregularity was latched or
   because the controller joined it after its launch (the controller's journal says so, with
-  the game's spin); played while no controller ran (its spin between the last one the
-  killed controller journalled and the first one its successor did); or, the round in play
-  at the kill, void ``no_result`` (finished while no controller watched: never settled with
-  a later game's number);
+  the game's spin); played while no controller ran (its spin after the last one the
+  killed controller saw borne out, and up to the first one its successor saw); or, the
+  round in play at the kill, void ``no_result`` (finished while no controller watched:
+  never settled with a later game's number);
 * the record's numbers are the wheel's numbers of those games, in order, each once; rounds
   are numbered 1, 2, ... with no gap and no repeat; every event the journal implies is in the
   record exactly once, in order.
@@ -134,13 +134,20 @@ def spins_no_controller_saw(journal: Path) -> list[tuple[int, int]]:
     """For each start of a controller on the journal: (the last spin the controller before
     it saw, 0 for the first; the first spin it saw itself), read from the wheel's status
     lines as the journal holds them. Games strictly between were played while no controller
-    ran; the game of the first spin may have been too (a wheel already past its launch)."""
+    ran; the game of the first spin may have been too (a wheel already past its launch).
+
+    A spin counts as seen once two of its status lines were journalled: the tracker takes a
+    status that would start or end a game only when the next one bears it out (the protocol
+    has no checksum), so a lone status of a new spin just before a kill was never acted on,
+    and its game was played, for the table, while no controller ran."""
     gaps: list[tuple[int, int]] = []
     last, waiting = 0, False
+    spin_now, lines_of_it = -1, 0
     with Journal(journal, readonly=True) as records:
         for record in records.records():
             if record.kind == "session":
                 waiting = True
+                spin_now, lines_of_it = -1, 0
             elif record.kind == "wheel_line" and not record.data.get("noise"):
                 match = STATUS.match(record.data["line"])
                 if match is None:
@@ -149,7 +156,10 @@ def spins_no_controller_saw(journal: Path) -> list[tuple[int, int]]:
                 if waiting:
                     gaps.append((last, spin))
                     waiting = False
-                last = spin
+                lines_of_it = lines_of_it + 1 if spin == spin_now else 1
+                spin_now = spin
+                if lines_of_it >= 2:
+                    last = spin
     return gaps
 
 
