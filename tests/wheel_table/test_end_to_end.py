@@ -316,6 +316,11 @@ def test_200_games_with_faults_and_two_kills_every_game_accounted_for(
     cleared = [e for e in events if e["type"] == "irregularity_cleared"]
     assert {e["data"]["kind"] for e in latches} >= {"ball_not_detected", "hardware", "wheel_idle"}
     assert len(cleared) == len(latches) and clears >= 4
+    # Of the games a controller watched, all but the planned voids and the few not opened
+    # while a latch waited for the supervisor have the wheel's number. (How many games a
+    # restart costs depends on the machine's load: at 150 times a real wheel's speed, a
+    # start slowed by seconds is a dozen games more.)
+    watched = GAMES - len(lost)
     assert sum(how == "number" or how == "misspin and respin" for how in accounted.values()) \
-        >= GAMES - 30
+        >= watched - 20, summary
     assert "WARNING" not in err_table.read_text(), err_table.read_text()[-2000:]
