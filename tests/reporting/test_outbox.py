@@ -272,13 +272,26 @@ def test_resend_from_seq_1_after_20000_events(tmp_path: Path) -> None:
             reporter.start()
             assert reporter.wait_acked(60)
             assert reporter.stream.first_kept > count - 100  # memory let the old ones go
-            # The table system asks for everything again on the live session ...
-            sent = reporter.stats.sent
-            system.send_command("resend", from_seq=1)
-            deadline = time.monotonic() + 60
-            while reporter.stats.sent < sent + count and time.monotonic() < deadline:
+            # The table system asks for everything again on the live session ... A request
+            # is its session's: if the session is lost first (a busy machine misses the 4 s
+            # keepalive under such a flood), or the request reached a session that was
+            # ending, nothing more comes, and the table system asks again, as a real one
+            # would.
+            asked_on, sent = -1, 0
+            last_sent, moved_at = -1, 0.0
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                now_sent = reporter.stats.sent
+                if now_sent != last_sent:
+                    last_sent, moved_at = now_sent, time.monotonic()
+                if asked_on == reporter.stats.connects and now_sent >= sent + count:
+                    break
+                if reporter.connected and (reporter.stats.connects != asked_on
+                                           or time.monotonic() - moved_at > 5):
+                    asked_on, sent, moved_at = reporter.stats.connects, now_sent, time.monotonic()
+                    system.send_command("resend", from_seq=1)
                 time.sleep(0.05)
-            assert reporter.stats.sent == sent + count
+            assert reporter.stats.sent >= sent + count, reporter.stats
             # ... and one that lost its record entirely gets all of them, in order.
             system.close()
             fresh = TableSystem("127.0.0.1", port, TableSystemOptions(
