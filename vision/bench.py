@@ -119,7 +119,7 @@ def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Car
         card_image = rectify(frame, found.quad)
         read = corners.read(card_image, found.usable)
         if label in known and not (
-                read is not None and read.label == label
+                read is not None and read.label == label and not read.disputed
                 and read.confidence >= corners.threshold
                 and read.distance <= corners.max_distance):
             continue

@@ -19,7 +19,7 @@ above the confidence of every wrong held-out read (:func:`vision.model.held_out_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import cv2
@@ -78,6 +78,10 @@ class CornerRead:
     confidence: float
     distance: float
     runner_up: int | None
+    #: Another usable corner of the card read as another card, though unsurely (under
+    #: :data:`MIN_CORNER_THRESHOLD`): this read then stands only with a second read that
+    #: bears it out (:meth:`vision.recognise.Recogniser._read_index`).
+    disputed: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,9 +103,10 @@ class CornerReader:
 
     def read(self, card: np.ndarray, corners: Sequence[int]) -> CornerRead | None:
         """The card by its usable index ``corners`` of the rectified ``card``; when two
-        corners are usable, the nearer read, and no confidence if they disagree."""
-        return _combined([self._nearest(corner_vector(turned(card, corner), self.split,
-                                                      self.box)) for corner in corners])
+        corners are usable, the nearer read, and if they disagree no confidence, or a
+        disputed read (:func:`combined_read`)."""
+        return combined_read([self._nearest(corner_vector(turned(card, corner), self.split,
+                                                          self.box)) for corner in corners])
 
     def read_aligned(self, card: np.ndarray, corners: Sequence[int]) -> CornerRead | None:
         """:meth:`read`, and when it is unsure, the nearer corner read again shifted by each
@@ -113,7 +118,7 @@ class CornerReader:
         (:func:`learn_corners`)."""
         reads = {corner: self._nearest(corner_vector(turned(card, corner), self.split,
                                                      self.box)) for corner in corners}
-        plain = _combined(list(reads.values()))
+        plain = combined_read(list(reads.values()))
         if (plain is None or plain.confidence >= self.threshold
                 or any(read.label != plain.label for read in reads.values())):
             return plain
@@ -158,15 +163,21 @@ class CornerReader:
         return norms
 
 
-def _combined(reads: list[CornerRead]) -> CornerRead | None:
-    """One read from those of a card's usable corners: the nearer, with no confidence if
-    they disagree; None if there are none."""
+def combined_read(reads: list[CornerRead]) -> CornerRead | None:
+    """One read from those of a card's usable corners: the nearer; if they disagree, with no
+    confidence, unless the nearer is over the floor and the others under it (a corner under
+    a hand, in shadow, or placed a little off by a completion reads unsurely as anything):
+    then with its own, marked disputed. None if there are none."""
     if not reads:
         return None
     best = min(reads, key=lambda read: read.distance)
-    if any(read.label != best.label for read in reads):
-        return CornerRead(best.label, 0.0, best.distance, best.runner_up)
-    return best
+    others = [read for read in reads if read.label != best.label]
+    if not others:
+        return best
+    if best.confidence >= MIN_CORNER_THRESHOLD and all(
+            read.confidence < MIN_CORNER_THRESHOLD for read in others):
+        return replace(best, disputed=True)
+    return CornerRead(best.label, 0.0, best.distance, best.runner_up)
 
 
 ALIGN_SHIFTS = ((0.03, 0.0), (-0.03, 0.0), (0.0, 0.03), (0.0, -0.03))

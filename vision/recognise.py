@@ -20,7 +20,7 @@ the camera moved).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -160,17 +160,22 @@ class Recogniser:
             return None
         match = Match(card_of(read.label), read.confidence, read.distance,
                       None if read.runner_up is None else card_of(read.runner_up))
-        if self.threshold != self.model.threshold:
-            threshold = max(corners.threshold, self.threshold)
-        elif MIN_CORNER_THRESHOLD <= read.confidence < corners.threshold and \
+        by_hand = self.threshold != self.model.threshold
+        threshold = max(corners.threshold, self.threshold) if by_hand else corners.threshold
+        if read.disputed:
+            # The card's other corner said another card, unsurely: this corner is taken only
+            # if sure on its own and the card read whole says the same card. (Under the
+            # threshold, the card's corners disagreeing is doubt enough: cardai draw 3's
+            # motion-blurred 9H_s1_07, one corner TH at 0.224, the whole card nearest TH.)
+            if not self._whole_card_says(card, match.card):
+                match = replace(match, confidence=0.0)
+        elif not by_hand and MIN_CORNER_THRESHOLD <= read.confidence < threshold and \
                 self._whole_card_says(card, match.card):
             # Unsure by the index alone, yet over the least any corner read needs, and the
             # same card's pips and glyphs, read as a whole card, say the same card: a second
             # read, not the index again. (On cardai, draws 2024, 7, 11 and 3, 62 such reads
             # were all right; the most confident wrong read the two agreed on was 0.152.)
             threshold = MIN_CORNER_THRESHOLD
-        else:
-            threshold = corners.threshold
         return self._decide(match, start, corners.max_distance, threshold, "index corner ")
 
     def _whole_card_says(self, card: np.ndarray, index: Card) -> bool:

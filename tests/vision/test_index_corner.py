@@ -20,8 +20,11 @@ from vision.index_corner import (
     CORNER_JITTERS,
     JITTER_SCALE,
     JITTER_SHIFT,
+    MIN_CORNER_THRESHOLD,
+    CornerRead,
     CornerReader,
     _distances,
+    combined_read,
     corner_vector,
     jittered_corners,
     principal_directions,
@@ -173,3 +176,23 @@ def test_a_read_a_shift_lifts_must_be_sure_on_its_own(monkeypatch: pytest.Monkey
     reader = _glyph_reader(threshold=1.01)
     card = _index_card(1, (-ALIGN_SHIFTS[0][0], 0.0))
     assert reader.read_aligned(card, (0,)) == reader.read(card, (0,))
+
+
+@given(sure=st.floats(0.0, 1.0), other=st.floats(0.0, 1.0), nearer=st.booleans())
+def test_two_corners_that_disagree_give_no_read_unless_only_the_nearer_is_sure(
+        sure: float, other: float, nearer: bool) -> None:
+    """Two usable index corners reading as two cards: the nearer one's card, with no
+    confidence, unless the nearer is over the floor and the other under it; then with the
+    nearer's own confidence, marked disputed (the recogniser then asks the whole card)."""
+    first = CornerRead(3, sure, 0.3 if nearer else 0.6, 4)
+    second = CornerRead(7, other, 0.6 if nearer else 0.3, 3)
+    read = combined_read([first, second])
+    best, rest = (first, second) if nearer else (second, first)
+    assert read is not None and read.label == best.label and read.distance == best.distance
+    if best.confidence >= MIN_CORNER_THRESHOLD > rest.confidence:
+        assert read.disputed and read.confidence == best.confidence
+    else:
+        assert not read.disputed and read.confidence == 0.0
+    agreeing = combined_read([first, CornerRead(3, other, 0.6, 4)])
+    assert agreeing == first and not agreeing.disputed  # the nearer of two that agree
+    assert combined_read([]) is None

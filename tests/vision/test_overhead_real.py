@@ -47,9 +47,10 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 630 right (81.7 %; 620 before
-    an index read under the corner reader's threshold, though over its floor, was taken when
-    the same card read whole named the same card; 613 before
+    out of the whole-card deck with fewer than 2; 771 read): 634 right (82.2 %; 620 before
+    an index read under the corner reader's threshold, though over its floor, or one the
+    card's other corner disputed unsurely, was taken when the same card read whole named the
+    same card (630 with the first alone); 613 before
     a whole card neither whole nor by its index read was looked for again in part; 587 before
     an unsure index corner was read again a little shifted, CornerReader.read_aligned; 562
     before a card a hand lies over was found by its corners in view, vision.corners_in_view; 536
@@ -63,7 +64,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
     its index corners alone), none wrong, the rest declined; seed 7 81.7 %, none wrong.
-    Asserted: no wrong read, at least 81 % right (the time is the bench's to show); the deck
+    Asserted: no wrong read, at least 82 % right (the time is the bench's to show); the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -77,7 +78,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.81, result.to_dict()
+    assert result.accuracy >= 0.82, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -100,13 +101,15 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_an_unsure_index_is_taken_only_when_the_card_read_whole_names_it(
+def test_an_unsure_or_disputed_index_is_taken_only_when_the_card_read_whole_names_it(
         held_2024: HoldoutResult) -> None:
     """Draw 2024 sets the corner reader's threshold at 0.275. QH_s1_01 and KH_s1_06 are
     cards in part whose index reads QH at 0.251 and KH at 0.226: over the floor (0.2), under
     the threshold; read as whole cards, the same rectified cards are nearest QH and KH:
     taken. 9H_s1_10's index reads 9H at 0.254 too, but the card read whole is nearest 5H:
-    declined, though the index was right (a second read that disagrees is a doubt)."""
+    declined, though the index was right (a second read that disagrees is a doubt).
+    AH_s2_47's two index corners disagree: AH at 0.548, over the threshold, and 4H at 0.086,
+    unsure; the card read whole is nearest AH: taken (declined before disputed reads)."""
     cv2.setNumThreads(1)
     assert held_2024.model is not None and held_2024.model.corners is not None
     corners = held_2024.model.corners
@@ -116,6 +119,8 @@ def test_an_unsure_index_is_taken_only_when_the_card_read_whole_names_it(
         read = recogniser.recognise(read_image(HEARTS / name))
         assert read.card == Card.from_code(card), (name, read)
         assert MIN_CORNER_THRESHOLD <= read.confidence < corners.threshold, (name, read)
+    read = recogniser.recognise(read_image(HEARTS / "AH_s2_47.jpg"))
+    assert read.card == Card.from_code("AH") and read.confidence >= corners.threshold, read
     read = recogniser.recognise(read_image(HEARTS / "9H_s1_10.jpg"))
     assert read.card is None and read.best_guess == Card.from_code("9H"), read
     assert "index corner unsure" in read.reason, read
