@@ -163,10 +163,15 @@ def enrolment_detections(items: Sequence[tuple[Path, Card]], roi: Roi | None = N
     return samples, None if roi is not None else quads, skipped
 
 
-def enroll_folder(name: str, folder: Path, roi: Roi | None = None
-                  ) -> tuple[DeckModel, list[str]]:
-    """:func:`enroll_items` on every frame of a labelled folder."""
-    return enroll_items(name, read_labels(folder), roi)
+def cards_unknown_to(model: DeckModel, cards: Iterable[Card]) -> list[str]:
+    """The codes of ``cards`` the deck learnt nothing of (no enrolment frame where the card
+    was found, nor its index corner), in deck order: the deck cannot read them, and its
+    limits, set on the cards it knows, do not promise to decline them."""
+    known = set(model.labels.tolist())
+    if model.corners is not None:
+        known |= set(model.corners.labels.tolist())
+    return [card.code for card in sorted(set(cards), key=card_index)
+            if card_index(card) not in known]
 
 
 def draw_enrolment(items: Sequence[tuple[Path, Card]], per_card: int, seed: int

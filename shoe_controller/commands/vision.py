@@ -73,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
         raise ShoeError(str(exc)) from None
     folder = models_dir(args.models)
     if args.vision_command == "enroll":
-        from vision.bench import enroll_folder
+        from vision.bench import cards_unknown_to, enroll_items, read_labels
 
-        model, skipped = enroll_folder(args.deck, args.folder, roi)
+        items = read_labels(args.folder)
+        model, skipped = enroll_items(args.deck, items, roi)
+        unknown = cards_unknown_to(model, [card for _, card in items])
         path = model.save(folder)
         figures = model.enrolment
         index = ("rank and suit read apart, boxes located on the deck"
@@ -97,6 +99,14 @@ def run(args: argparse.Namespace) -> int:
                   f"frames per card (taken in every light the table has), give a fixed "
                   f"camera a region of interest (--roi) round the index, light the card "
                   f"evenly, and measure with 'shoe vision bench' before use.")
+        if unknown:
+            # A deck reads only the cards it knows, and its limits were set on those: a card
+            # it never saw may be taken for one it did (a four-card deck read a 9H as 8H).
+            print(f"warning: {len(unknown)} of the folder's {len({c for _, c in items})} "
+                  f"cards were not enrolled ({', '.join(unknown)}): no frame of them shows "
+                  f"the card whole. The deck cannot read them and may take them for a card "
+                  f"it knows. Retake their frames with the whole card in view (a fixed "
+                  f"camera: enrol it with --roi round the index) and enrol again.")
         print(f"saved {path}")
         for name in skipped:
             print(f"skipped {name}: no card found in the frame (retake it with the whole "

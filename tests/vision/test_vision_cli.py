@@ -8,6 +8,7 @@ from pathlib import Path
 
 from shoe_controller.cli import main
 from simulators.camera import write_labelled_folder
+from vision.model import card_index, card_of
 
 from .conftest import CARDS
 
@@ -55,13 +56,37 @@ def test_enrolling_a_deck_hard_for_the_camera_warns(tmp_path: Path, enrolled, mo
                                                     ) -> None:
     model = copy.copy(enrolled("anglo"))
     model.enrolment = {**model.enrolment, "held_out_accuracy": 0.97}
-    mocker.patch("vision.bench.enroll_folder", return_value=(model, ["blurred.png"]))
+    known = sorted({card_of(int(label)) for label in model.labels}, key=card_index)
+    frame = tmp_path / "frame.png"
+    mocker.patch("vision.bench.read_labels", return_value=[(frame, card) for card in known])
+    mocker.patch("vision.bench.enroll_items", return_value=(model, ["blurred.png"]))
     assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
                  str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "warning: 3.0% of the held-out enrolment reads were wrong" in out
     assert "skipped blurred.png: no card found" in out
+    assert "not enrolled" not in out
     model.enrolment["held_out_accuracy"] = 1.0
     assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
                  str(tmp_path)]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_enrolling_leaves_no_card_of_the_folder_unnamed(tmp_path: Path, enrolled, mocker,
+                                                         capsys) -> None:
+    """A card of the folder the deck learnt nothing of (no frame showed it whole) is named:
+    the deck may take it for a card it knows."""
+    model = enrolled("anglo")
+    known = sorted({card_of(int(label)) for label in model.labels}, key=card_index)
+    missing = [card for card in map(card_of, range(52)) if card not in known][:2]
+    assert len(missing) == 2
+    frame = tmp_path / "frame.png"
+    mocker.patch("vision.bench.read_labels",
+                 return_value=[(frame, card) for card in [*known, *missing, missing[0]]])
+    mocker.patch("vision.bench.enroll_items", return_value=(model, []))
+    assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    codes = ", ".join(card.code for card in sorted(missing, key=card_index))
+    assert (f"warning: 2 of the folder's {len(known) + 2} cards were not enrolled ({codes})"
+            in out), out
