@@ -93,7 +93,7 @@ class Recogniser:
             # own limits, at the corners wholly in the frame.
             corners = self.model.corners
             by_index = self._read_index(found.card, _usable(frame, found, corners), corners,
-                                        start)
+                                        start, whole=match)
             if by_index is not None and by_index.card is not None:
                 return by_index
             # Nor its index: the card as found may be wrong (a hand taken in with it, or
@@ -151,10 +151,11 @@ class Recogniser:
         return read
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
-                    start: float) -> Recognition | None:
+                    start: float, whole: Match | None = None) -> Recognition | None:
         """A rectified card by its ``usable`` index corners; the corner reader's own
-        limits, and a threshold set by hand raises its threshold too. None when no corner
-        is usable."""
+        limits, and a threshold set by hand raises its threshold too. ``whole``: the card's
+        whole-card read, when already made (else made here if a second read is needed).
+        None when no corner is usable."""
         read = corners.read_aligned(card, usable)
         if read is None:
             return None
@@ -167,10 +168,10 @@ class Recogniser:
             # if sure on its own and the card read whole says the same card. (Under the
             # threshold, the card's corners disagreeing is doubt enough: cardai draw 3's
             # motion-blurred 9H_s1_07, one corner TH at 0.224, the whole card nearest TH.)
-            if not self._whole_card_says(card, match.card):
+            if not self._whole_card_says(card, match.card, whole):
                 match = replace(match, confidence=0.0)
         elif not by_hand and MIN_CORNER_THRESHOLD <= read.confidence < threshold and \
-                self._whole_card_says(card, match.card):
+                self._whole_card_says(card, match.card, whole):
             # Unsure by the index alone, yet over the least any corner read needs, and the
             # same card's pips and glyphs, read as a whole card, say the same card: a second
             # read, not the index again. (On cardai, draws 2024, 7, 11 and 3, 62 such reads
@@ -178,10 +179,12 @@ class Recogniser:
             threshold = MIN_CORNER_THRESHOLD
         return self._decide(match, start, corners.max_distance, threshold, "index corner ")
 
-    def _whole_card_says(self, card: np.ndarray, index: Card) -> bool:
-        """Whether the rectified ``card``, read as a whole card, looks like the deck and
-        its nearest card is ``index`` (however sure)."""
-        whole = self.model.match(card)
+    def _whole_card_says(self, card: np.ndarray, index: Card, whole: Match | None) -> bool:
+        """Whether the rectified ``card``, read as a whole card (``whole``, if that read was
+        made already), looks like the deck and its nearest card is ``index`` (however
+        sure)."""
+        if whole is None:
+            whole = self.model.match(card)
         return whole.card == index and whole.distance <= self.model.max_distance
 
     def _decide(self, match: Match, start: float, max_distance: float | None = None,
