@@ -10,7 +10,9 @@ irregularity is cleared at once, as a supervisor would. For each rate and both w
 running games (the wheel's own, host-started), over ``--seeds`` wheels of ``--games`` games:
 
 * **right**: games settled with the number the wheel drew (target: every game the line let
-  through), **wrong**: settled with another number (target: 0, whatever the noise);
+  through), **wrong**: settled with another number, with the number of a game another
+  round was settled with already, or with that of a ball launched before the round opened
+  (target: 0, whatever the noise);
 * voids and latched irregularities, by kind, and line-noise warnings.
 
 No timing: the figures depend only on the seeds.
@@ -51,6 +53,10 @@ def run(seed: int, games: int, corrupt: float, host_starts: bool) -> Counter[str
     noise = FaultInjector(FaultConfig.parse(f"corrupt={corrupt},seed={seed}")) if corrupt \
         else None
     splitter, tally, now = LineSplitter(), Counter[str](), 0.0
+    settled: set[int] = set()
+    opened_at: dict[int, float] = {}
+    # from a game's start (state 2) to its launch, on the wheel's clock (the bench's)
+    to_launch = wheel.timings.launching if host_starts else wheel.timings.bets_open
     closes_at: float | None = None
 
     def apply(item: object) -> None:
@@ -59,8 +65,20 @@ def run(seed: int, games: int, corrupt: float, host_starts: bool) -> Counter[str
             wheel.receive(encode_line(command), now)
         for event in outcome.events:
             kind = event["type"]
-            if kind == "winning_number":
-                tally["right" if event["number"] == wheel.numbers[-1] else "wrong"] += 1
+            if kind == "round_opened":
+                opened_at[event["round"]] = now
+            elif kind == "winning_number":
+                # The game the wheel finished last, each settled once, and launched after
+                # the round opened: a round that took the number of a game another round
+                # was settled with, or of a ball already running when its bets were taken,
+                # is wrong.
+                game = wheel.played[-1] if wheel.played else None
+                right = (game is not None and game.number == event["number"]
+                         and game.game not in settled
+                         and opened_at[event["round"]] <= game.began + to_launch)
+                if game is not None:
+                    settled.add(game.game)
+                tally["right" if right else "wrong"] += 1
             elif kind == "round_void":
                 tally[f"void {event['reason']}"] += 1
             elif kind == "irregularity" and event.get("latched"):

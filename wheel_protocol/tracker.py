@@ -12,9 +12,15 @@ counter, and takes a number only
 * once, when ``confirmations`` reports agree (state-5 statuses and the bare result line; the
   protocol has no checksum, and a real wheel repeats its state-5 status every 500 ms, so a
   second report costs little and a digit flipped by line noise cannot decide a game), or when
-  one report stands unchallenged for ``confirm_window`` or until the wheel moves on to its
-  next game. Reports that disagree before a number is accepted void the game; a report that
-  disagrees after it latches a fault asking the supervisor to check the pocket.
+  one report stands unchallenged for ``confirm_window`` (unless a status held for
+  confirmation may deny it, or it is only the number the wheel showed before the game, which
+  is what a state digit flipped to 5 shows) or until the wheel moves on to its next game.
+  Reports that disagree before a number is accepted void the game; a report that disagrees
+  after it latches a fault asking the supervisor to check the pocket.
+
+A game finished while the host was away is told by its "last number" changing, and by its
+spin counter moving (two games in a row draw the same number one time in 37); a
+host-started game's launch is a ball running after its ``*u``, never the game before's.
 
 Vendor guidance is applied with its grace periods as parameters (:class:`TrackerConfig`):
 launch-failed (flag 8) is ignored for the first seconds of state 3; ball-not-detected (flag 1)
@@ -169,6 +175,7 @@ class GameTracker:
         self._launch_retry_reported = False
         self._start_sent_at: float | None = None
         self._start_pending = False  # *u waits for the wheel to be "before a game"
+        self._is_respin = False
         self._respin_of: int | None = None
         self._hardware_raised = False
         self._heard_at: float | None = None
@@ -177,12 +184,21 @@ class GameTracker:
         self._shown: tuple[int, int] | None = None
         self._held: Status | None = None  # a status that would end the game, until repeated
         self._held_at = 0.0
+        self._unreadable_since_held = False  # lines came after it that could not be read
         self._foreign_misspin_acked = False
         #: The previous game's number as the wheel shows it during this game ("last number"
         #: in every state but 5); a change means the wheel finished a game this tracker did
         #: not see (the line was down): this game's result was missed.
         self._prior: int | None = None
         self._prior_known = False
+        self._prior_candidate: int | None = None  # learnt when two statuses agree on it
+        #: This game's spin counter once two of its statuses agree on it (None: not yet, or
+        #: a wheel that shows 000). A counter that then moves means another game: the
+        #: counter moves when a new game starts (state 2: "a new game is being started"),
+        #: and a wheel that keeps it across games never moves it. With the last number, it
+        #: tells a game finished unseen even when two games in a row drew the same number.
+        self._game_spin: int | None = None
+        self._spin_candidate: int | None = None
 
     # ------------------------------------------------------------------ inputs
 
@@ -190,10 +206,26 @@ class GameTracker:
     def in_progress(self) -> bool:
         return self.phase in _IN_PROGRESS
 
+    @property
+    def _awaiting_start(self) -> bool:
+        """A host-started game whose ``*u`` has not gone to the wheel yet: a ball running
+        now is the game before's (voided while it ran, or its number taken from the result
+        line before its state 5), never this round's launch."""
+        return self._host_game_unlaunched and (self._start_sent_at is None
+                                               or self._start_pending)
+
+    @property
+    def _host_game_unlaunched(self) -> bool:
+        """A host-started game not launched yet: the wheel is between games, and the only
+        game that can finish is the game before (its "last number" may still change)."""
+        return (self.config.host_starts and self.in_progress and not self._launched
+                and not self._is_respin)
+
     def receive(self, message: WheelMessage | Unparsed, now: float) -> list[TrackerOutput]:
         """One parsed message from the wheel (:class:`Unparsed` lines are ignored here)."""
         out: list[TrackerOutput] = []
         if isinstance(message, Unparsed):
+            self._unreadable_since_held = self._held is not None
             return out
         self._heard_at = now
         self._silence_reported = False
@@ -201,6 +233,14 @@ class GameTracker:
             self._status(message, now, out)
         elif isinstance(message, WinningNumberLine):
             self._result_line(message.number, now, out)
+        elif (isinstance(message, Reply) and message.command == "u"
+              and message.text.strip() == "NO" and self._start_sent_at is not None
+              and self.in_progress and not self._launched and not self._start_pending):
+            # The wheel refused the *u: it was not "before a game" after all (a status of
+            # state 1 that was line noise): sent again when the wheel says it is.
+            self._start_pending = True
+            self._fault(FaultCode.LINE_NOISE, "the wheel refused *u (not before a game): "
+                        "sent again when it is", False, now, out)
         elif isinstance(message, Reply) and message.command == "F":
             out.append(SelfTestResult(message.text, now))
             if self.in_progress and message.text.strip("0"):
@@ -220,9 +260,22 @@ class GameTracker:
         if self._heard_at is None:
             self._heard_at = now  # silence is counted from the first call
         if self._held is not None and now >= self._held_at + cfg.confirm_window:
-            held, self._held = self._held, None  # nothing contradicted it: the wheel said it
-            self._take_status(held, now, out)
-        if self._reports and now >= self._first_report_at + cfg.confirm_window:
+            held, self._held = self._held, None
+            if self._spin_moved(held) and not self._last_number_changed(held):
+                # Only its spin counter says it is another game: one flipped digit says as
+                # much, and the wheel's next status will say it again if it is so.
+                self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
+                            "of another spin, not repeated: ignored", False, now, out)
+            elif self._unreadable_since_held and not self._only_a_launch(held):
+                # The wheel went on talking and nothing it said could be read: no word
+                # bears out a void or a fault (a repeat of it would have been held again).
+                self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
+                            "not repeated (the lines after it were unreadable): ignored",
+                            False, now, out)
+            else:
+                self._take_status(held, now, out)  # nothing contradicted it: the wheel
+                # said it (and fell silent, or it is only the ball's launch)
+        if self._window_may_settle() and now >= self._first_report_at + cfg.confirm_window:
             self._accept_reports(now, out)
         if (self._ball_missing_since is not None and self.in_progress
                 and now >= self._ball_missing_since + cfg.ball_not_detected_grace):
@@ -254,7 +307,7 @@ class GameTracker:
         times = []
         if self._held is not None:
             times.append(self._held_at + cfg.confirm_window)
-        if self._reports:
+        if self._window_may_settle():
             times.append(self._first_report_at + cfg.confirm_window)
         if self._ball_missing_since is not None and self.in_progress:
             times.append(self._ball_missing_since + cfg.ball_not_detected_grace)
@@ -296,6 +349,7 @@ class GameTracker:
         ready = self.last_status is None or self.last_status.state is WheelState.BEFORE_GAME
         if ready:
             out.append(SendCommand(StartGame(self._start_direction())))
+            self._held = None  # a status held from before the *u is the game before's
         self._start_pending = not ready
         return out
 
@@ -325,14 +379,18 @@ class GameTracker:
         dropped with a warning."""
         held, self._held = self._held, None
         if held is not None:
-            if _same_condition(held, status):
+            if _same_condition(held, status) and (status.spin == held.spin
+                                                  or not self._spin_moved(held)):
                 self._take_status(held, now, out)
             else:
                 self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
                             "not repeated by the next one: ignored", False, now, out)
         if self._needs_confirmation(status):
             self._held, self._held_at = status, now
-            if status.state is not WheelState.BALL_IN_RIM or status.warnings & _CRITICAL_FLAGS:
+            self._unreadable_since_held = False
+            if self._awaiting_start:
+                pass  # the game before's ball or result: this round's betting stays open
+            elif status.state is not WheelState.BALL_IN_RIM or status.warnings & _CRITICAL_FLAGS:
                 self._lock_bets(now, out)
             return
         self._take_status(status, now, out)
@@ -366,22 +424,65 @@ class GameTracker:
             return not self._reports
         return state is WheelState.BETS_OPEN and self._launched and not self._reports
 
+    def _only_a_launch(self, status: Status) -> bool:
+        """Whether a held ``status`` would only be the ball's launch (no fault, no void)."""
+        return (status.state in _BALL_RUNNING and not status.warnings & _CRITICAL_FLAGS
+                and not self._missed_a_game(status))
+
     def _missed_a_game(self, status: Status) -> bool:
         """Whether ``status`` shows the wheel finished a game since this one opened that the
-        tracker did not see (its "last number" changed outside state 5)."""
-        return (self.in_progress and self._prior_known and not self._reports
-                and status.state is not WheelState.WINNING_NUMBER
+        tracker did not see: its "last number" changed outside state 5, or its spin counter
+        moved from this game's."""
+        return (self.in_progress and not self._reports and not self._host_game_unlaunched
+                and (self._last_number_changed(status) or self._spin_moved(status)))
+
+    def _last_number_changed(self, status: Status) -> bool:
+        return (self._prior_known and status.state is not WheelState.WINNING_NUMBER
                 and status.last_number != self._prior)
+
+    def _spin_moved(self, status: Status) -> bool:
+        """Whether ``status`` is of another game than this one by its spin counter."""
+        return (self.in_progress and self._game_spin is not None
+                and status.spin not in (0, self._game_spin))
+
+    def _note_spin(self, status: Status) -> None:
+        """Learn this game's spin counter from two of its statuses that agree (one could
+        have a digit flipped by line noise). A host-started game's counter moves at its
+        launch (``*u`` starts the new game): only statuses after it count."""
+        if self._game_spin is not None or status.spin == 0:
+            return
+        if self.config.host_starts and not self._launched:
+            return  # the wheel may still show the game before's state 5, or state 1
+        if status.spin == self._spin_candidate:
+            self._game_spin = status.spin
+        else:
+            self._spin_candidate = status.spin
 
     def _take_status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
         if self._missed_a_game(status):
+            if self._last_number_changed(status):
+                evidence = (f"its last number went from {number_field(self._prior).strip()} "
+                            f"to {number_field(status.last_number).strip()}")
+            else:
+                evidence = (f"its spin counter went from {self._game_spin:03d} to "
+                            f"{status.spin:03d}")
             self._lock_bets(now, out)
             self._void(VoidReason.NO_RESULT, f"the wheel finished a game this table did not "
-                       f"see (its last number went from {number_field(self._prior).strip()} "
-                       f"to {number_field(status.last_number).strip()})", now, out)
-        elif (self.in_progress and not self._prior_known
-              and status.state is not WheelState.WINNING_NUMBER):
-            self._prior, self._prior_known = status.last_number, True
+                       f"see ({evidence})", now, out)
+            if status.state in _BALL_RUNNING:
+                # The ball running now is the wheel's next game, not the voided one's (which
+                # has finished): a game no round was opened for, said so like any other.
+                self._foreign_launch(status, now, out)
+        elif self.in_progress:
+            if ((not self._prior_known or self._host_game_unlaunched)
+                    and status.state is not WheelState.WINNING_NUMBER):
+                # Learnt from two statuses that agree (one may have a digit flipped); until
+                # a host-started game's launch, the game before may still be finishing: its
+                # number is the one this game's statuses will show.
+                if status.last_number == self._prior_candidate:
+                    self._prior, self._prior_known = status.last_number, True
+                self._prior_candidate = status.last_number
+            self._note_spin(status)
         self.last_status = status
         shown = (int(status.state), int(status.warnings))
         if shown != self._shown:
@@ -455,10 +556,7 @@ class GameTracker:
             else:
                 if self.phase not in (Phase.FOREIGN, Phase.VOIDED):  # a voided game's ball
                     # may still run: only a game that was never opened is foreign
-                    self.phase = Phase.FOREIGN
-                    self._fault(FaultCode.GAME_NOT_OPENED, f"the wheel launched spin "
-                                f"{status.spin:03d} with no betting round open", False, now,
-                                out)
+                    self._foreign_launch(status, now, out)
                 if self.phase is Phase.FOREIGN:
                     # Not this table's game, but the wheel waits for *R after a misspin
                     # whoever watches it (joined mid-game, or while latched): acknowledge it
@@ -468,6 +566,8 @@ class GameTracker:
                         out.append(SendCommand(AcknowledgeVoid()))
                     self._foreign_misspin_acked = misspin
                 return
+        if self._awaiting_start:
+            return  # not this round's ball (see _awaiting_start)
         self._launched = True
         if self._reports:
             # A number was reported, yet the ball is still running: no wheel goes back from
@@ -507,6 +607,22 @@ class GameTracker:
             self._fault(FaultCode.LAUNCH_RETRY, "warning flag 8 after the launch grace",
                         False, now, out)
 
+    def _foreign_launch(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
+        """The ball running in a game no round was opened for: watched, never settled."""
+        self.phase = Phase.FOREIGN
+        self._fault(FaultCode.GAME_NOT_OPENED, f"the wheel launched spin {status.spin:03d} "
+                    "with no betting round open", False, now, out)
+
+    def _window_may_settle(self) -> bool:
+        """Whether the reports may be taken when ``confirm_window`` has passed without
+        another. Not while a status is held (it may be the ball still running, which makes
+        the report line noise), nor when the only number reported is the one the wheel
+        showed before this game: a state digit flipped to 5 in a status of this game shows
+        just that, so it needs a second report or the wheel's next game to bear it out (a
+        game that draws the number of the game before waits for the wheel's repeat)."""
+        return bool(self._reports) and self._held is None and not (
+            self._prior_known and {number for number, _ in self._reports} == {self._prior})
+
     def _moved_on(self, status: Status) -> bool:
         """Whether a ball-running ``status`` (already borne out by the next one) belongs to
         the wheel's next game although this game's number was reported and not yet taken:
@@ -514,13 +630,14 @@ class GameTracker:
         cannot pass for it: a status of this game with its state digit flipped (to 5, making
         a report, or from 5 to 3 or 4) shows either the prior number or this game's own."""
         numbers = {number for number, _ in self._reports}
-        return (self.in_progress and self._launched and self._prior_known
-                and numbers == {status.last_number} and status.last_number != self._prior)
+        return (self.in_progress and self._launched and numbers == {status.last_number}
+                and ((self._prior_known and status.last_number != self._prior)
+                     or self._spin_moved(status)))
 
     def _winning_status(self, status: Status, now: float, out: list[TrackerOutput]) -> None:
         number = status.last_number
-        if number is None:
-            return
+        if number is None or self._spin_moved(status):
+            return  # no number, or another game's state 5 (this game's was never seen)
         self._report(number, "status", now, out, spin=status.spin)
 
     def _table_closed(self, now: float, out: list[TrackerOutput]) -> None:
@@ -583,6 +700,7 @@ class GameTracker:
 
     def _open(self, now: float, out: list[TrackerOutput], *, spin: int | None = None,
               respin_of: int | None = None) -> None:
+        settled_before = self.accepted if self.phase is Phase.COMPLETE else None
         self.game += 1
         self.phase = Phase.BETTING
         self.accepted = None
@@ -596,9 +714,20 @@ class GameTracker:
         self._launch_retry_reported = False
         self._start_sent_at = None
         self._start_pending = False
+        self._is_respin = respin_of is not None
         last = self.last_status
         self._prior_known = last is not None
         self._prior = last.last_number if last is not None else None
+        if settled_before is not None and self.config.host_starts:
+            # The host opens the next round as soon as a number is taken, when the last
+            # status taken may still show the ball running (the state-5 statuses lost on
+            # the line, the number taken from the result line): the number taken is what
+            # the wheel shows as its last number from now on. (A wheel that runs games
+            # opens a round with a status that shows it.)
+            self._prior, self._prior_known = settled_before, True
+        self._prior_candidate = self._prior
+        self._game_spin = None
+        self._spin_candidate = spin if not self.config.host_starts else None
         out.append(RoundOpened(self.game, now, spin, respin_of))
 
     def _close(self, now: float, out: list[TrackerOutput]) -> None:

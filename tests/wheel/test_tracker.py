@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -268,6 +270,68 @@ def test_host_started_game_ignores_the_previous_games_state_5() -> None:
     assert w.kinds() == ["open 1", "close 1", "send *u 3", "number 1 7 status"]
 
 
+def test_host_started_round_opened_while_a_voided_games_ball_runs_never_takes_it() -> None:
+    """The supervisor voids a host-started game while its ball runs, and the host opens the
+    next round at once: that ball is not the new round's (its bets were taken while it ran).
+    Betting stays open until the host closes it; the round's ball is the one its ``*u``
+    launched, and its number the round's."""
+    w = Wheel(host_starts=True)
+    w.send(st_line(1, "25"))
+    w.out += w.tracker.open_betting(w.now)
+    w.out += w.tracker.close_betting(w.now)
+    w.send(st_line(2, "25", spin="013"), st_line(3, "25", spin="013"),
+           st_line(3, "25", spin="013"))
+    w.out += w.tracker.void(w.now, "ball jumped out")
+    w.out += w.tracker.open_betting(w.now)
+    w.send(st_line(3, "25", spin="013"), st_line(4, "25", spin="013"),
+           st_line(4, "25", spin="013"), st_line(5, "30", spin="013"),
+           st_line(5, "30", spin="013"), b" 30\r\n")
+    assert w.kinds()[-1] == "open 2"  # betting still open, nothing taken
+    w.out += w.tracker.close_betting(w.now)
+    w.send(st_line(5, "30", spin="013"), st_line(1, "30", spin="013"),
+           st_line(2, "30", spin="014"), st_line(3, "30", spin="014"),
+           st_line(3, "30", spin="014"), st_line(4, "30", spin="014"),
+           *[st_line(5, " 4", spin="014")] * 2)
+    assert w.kinds()[3:] == ["void 1 supervisor", "open 2", "close 2", "send *u 3",
+                             "number 2 4 status"]
+
+
+def test_host_started_next_round_knows_the_number_taken_from_the_result_line() -> None:
+    """The number was taken from the result line and the state-5 statuses were lost, so
+    the last status taken still shows the game before's number; the host opens the next
+    round at once. The wheel's "last number" from then on is the number taken, not a sign
+    of a game finished unseen."""
+    w = Wheel(host_starts=True, confirm_window=0.4)
+    w.send(st_line(1, "25"))
+    w.out += w.tracker.open_betting(w.now)
+    w.out += w.tracker.close_betting(w.now)
+    w.send(st_line(2, "25"), st_line(3, "25"), st_line(3, "25"), st_line(4, "25"),
+           b"17\r\n")  # the state-5 statuses lost: the line alone, after its window
+    assert w.kinds()[-1] == "number 1 17 line"
+    w.out += w.tracker.open_betting(w.now)
+    w.send(st_line(5, "17"), st_line(1, "17"), st_line(1, "17"))
+    w.out += w.tracker.close_betting(w.now)
+    w.send(st_line(1, "17"), st_line(2, "17"), st_line(3, "17"), st_line(3, "17"),
+           *[st_line(5, " 2")] * 2)
+    assert w.kinds()[4:] == ["open 2", "close 2", "send *u 3", "number 2 2 status"]
+
+
+def test_host_start_refused_by_the_wheel_is_sent_again_when_it_is_ready() -> None:
+    """A state digit flipped to 1 ("before a game") in the middle of the last game's state
+    5: the pending ``*u`` goes out, and the wheel refuses it (``*u NO``). It goes out again
+    when the wheel really is before a game, and the game is played."""
+    w = Wheel(host_starts=True)
+    w.send(*game("25"))
+    w.out.clear()
+    w.out += w.tracker.open_betting(w.now)
+    w.out += w.tracker.close_betting(w.now)  # the wheel still shows state 5: *u waits
+    w.send(st_line(5, "25"), st_line(1, "25"), b"*u NO\r\n", st_line(5, "25"),
+           st_line(5, "25"), st_line(1, "25"), st_line(2, "25"), st_line(3, "25"),
+           st_line(3, "25"), *[st_line(5, " 7")] * 2)
+    assert w.kinds() == ["open 1", "close 1", "send *u 3", "fault line_noise", "send *u 3",
+                         "number 1 7 status"]
+
+
 def test_host_started_game_that_never_launches_is_void() -> None:
     w = Wheel(host_starts=True, start_timeout=4.0, direction="clockwise")
     w.out += w.tracker.open_betting(w.now)
@@ -338,20 +402,24 @@ def test_config_refuses_bad_values(bad: dict[str, object]) -> None:
 
 wheel_input = st.one_of(
     st.tuples(st.just("status"), st.integers(1, 7), st.integers(0, 36),
-              st.sampled_from([0, 0, 0, 0, 1, 2, 4, 8])),
-    st.tuples(st.just("line"), st.integers(0, 36), st.just(0), st.just(0)),
-    st.tuples(st.just("wait"), st.integers(1, 80), st.just(0), st.just(0)),
+              st.sampled_from([0, 0, 0, 0, 1, 2, 4, 8]), st.sampled_from([1, 1, 1, 2])),
+    st.tuples(st.just("line"), st.integers(0, 36), st.just(0), st.just(0), st.just(0)),
+    st.tuples(st.just("wait"), st.integers(1, 80), st.just(0), st.just(0), st.just(0)),
+    # the host (open or close betting, when it starts games) or a supervisor (a void)
+    st.tuples(st.just("act"), st.sampled_from(["open", "close", "void"]), st.just(0),
+              st.just(0), st.just(0)),
 )
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(wheel_input, max_size=60), st.booleans())
-def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
+def test_invariants_over_any_stream(inputs: list[tuple[Any, ...]],
                                     host: bool) -> None:
     """Whatever the wheel sends: games are numbered 1, 2, 3...; each ends at most once
     (a number or a void); betting closes before it ends; and an accepted number is one the
     wheel reported (state 5 or result line) after that game's round opened and its ball was
-    seen running (state 3/4), so never a stale one."""
+    seen running (state 3/4), so never a stale one; when the host starts games, running
+    after the host's ``*u`` for it (a ball running before is the game before's)."""
     tracker = GameTracker(TrackerConfig(host_starts=host, status_timeout=0))
     parser = WheelParser()
     now = 0.0
@@ -359,17 +427,25 @@ def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
     ended: set[int] = set()
     closed: set[int] = set()
     reported_since_launch: set[int] = set()
-    launched = misspun = False
-    for kind, a, b, flags in inputs:
+    launched = misspun = started = False
+    for kind, a, b, flags, spin in inputs:
         out: list[object] = []
         if kind == "wait":
             now += a / 10
             out += tracker.poll(now)
+        elif kind == "act":
+            if a == "void" and tracker.in_progress:
+                out += tracker.void(now, "supervisor")
+            elif a == "open" and host and not tracker.in_progress:
+                out += tracker.open_betting(now)
+            elif a == "close" and host and tracker.phase.value == "betting":
+                out += tracker.close_betting(now)
         else:
-            line = (f"*X;{a};001;{b:>2};{flags:X};100;0" if kind == "status" else f"{a:>2}")
+            line = (f"*X;{a};{spin:03d};{b:>2};{flags:X};100;0" if kind == "status"
+                    else f"{a:>2}")
             for message in parser.feed(line.encode() + b"\n"):
                 if kind == "status" and a in (3, 4):
-                    launched = True
+                    launched = launched or not host or started
                     misspun = misspun or bool(flags & 2)
                 if ((kind == "status" and a == 5) or kind == "line") and launched:
                     reported_since_launch.add(b if kind == "status" else a)
@@ -382,7 +458,7 @@ def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
             if isinstance(event, RoundOpened):
                 assert event.game == len(opened) + 1
                 opened.append(event.game)
-                launched = event.respin_of is not None
+                launched = started = event.respin_of is not None
                 reported_since_launch = set()
             elif isinstance(event, NoMoreBets):
                 assert event.game == opened[-1] and event.game not in closed
@@ -393,6 +469,8 @@ def test_invariants_over_any_stream(inputs: list[tuple[str, int, int, int]],
                 ended.add(event.game)
                 if isinstance(event, NumberAccepted):
                     assert event.number in reported_since_launch
+            elif isinstance(event, SendCommand) and isinstance(event.command, StartGame):
+                started = True
             elif isinstance(event, SendCommand) and isinstance(event.command, AcknowledgeVoid):
                 # *R answers a misspin the wheel reported (in this table's game or not)
                 assert misspun
@@ -415,6 +493,31 @@ def test_a_digit_flipped_by_noise_cannot_decide_a_game() -> None:
     assert w.kinds() == ["open 1", "close 1"]  # one each: undecided
     w.send(st_line(5, "17"))
     assert w.kinds() == ["open 1", "close 1", "fault line_noise", "number 1 17 status"]
+
+
+def test_a_lone_report_of_the_prior_number_waits_for_a_second() -> None:
+    """A state digit flipped to 5 in a status of this game shows the number the wheel drew
+    the game before: reported once, with the statuses after it garbled, it is not taken
+    when the window passes; the ball still running then shows it was noise, and the
+    game's own number is taken."""
+    w = Wheel(confirm_window=0.3)
+    w.send(st_line(2), st_line(3), st_line(3), st_line(5, "17"), b"*X;4;0\x9c2;17\r\n",
+           b"*X;\x814;012;17;0;250;0\r\n", every=0.2)
+    w.wait(1.0)
+    assert w.kinds() == ["open 1", "close 1"]
+    w.send(st_line(4), st_line(4), st_line(5, "30"), st_line(5, "30"))
+    assert w.kinds() == ["open 1", "close 1", "fault line_noise", "number 1 30 status"]
+
+
+def test_a_lone_report_waits_while_a_status_is_held() -> None:
+    """A report, then a status held for confirmation: the report's window does not settle
+    the game before the held status is borne out (here: the ball still running, so the
+    report was noise)."""
+    w = Wheel(confirm_window=0.3)
+    w.send(st_line(2), st_line(3), st_line(4), st_line(5, "11"), every=0.05)
+    w.send(st_line(4), every=0.28)  # held (after a 5): the report's window passes meanwhile
+    w.send(st_line(4), st_line(5, "30"), st_line(5, "30"))
+    assert w.kinds() == ["open 1", "close 1", "fault line_noise", "number 1 30 status"]
 
 
 def test_one_confirmation_takes_the_first_report() -> None:
@@ -450,6 +553,64 @@ def test_a_report_the_next_games_launch_bears_out_is_taken() -> None:
     w.send(st_line(2), st_line(3), st_line(4), st_line(5, "12"),
            st_line(3, "12", spin="013"), st_line(3, "12", spin="013"), every=0.1)
     assert w.kinds() == ["open 1", "close 1", "number 1 12 status", "fault game_not_opened"]
+
+
+def test_the_next_games_launch_after_a_game_finished_unseen_is_said_not_opened() -> None:
+    """Every report of game 1's number lost, then the wheel's next game already running: its
+    "last number" changed, so game 1 is void (never settled with a later number), and the
+    running game, which no round was opened for, is said so like any other (it was played:
+    the table must be able to account for it)."""
+    w = Wheel()
+    w.send(st_line(2), st_line(3), st_line(4), st_line(3, "12", spin="013"),
+           st_line(3, "12", spin="013"), st_line(4, "12", spin="013"), every=0.1)
+    assert w.kinds() == ["open 1", "close 1", "void 1 no_result", "fault game_not_opened"]
+    w.send(st_line(5, " 8", spin="013"), st_line(5, " 8", spin="013"), st_line(1, " 8"),
+           st_line(2, " 8"), every=0.1)
+    assert w.kinds()[4:] == ["open 2"]  # the foreign game's number is nobody's
+
+
+def test_a_game_finished_unseen_with_the_same_number_is_told_by_the_spin_counter() -> None:
+    """Game 1 opened (spin 051, the last number 32), then the host was away (a restart, the
+    line down) while the wheel played nine games; the first status it sees again is of spin
+    060, whose last number is 32 again (1 game in 37). The last number cannot tell; the spin
+    counter can: game 1 is void, never settled with spin 060's number."""
+    for running in (True, False):
+        w = Wheel()
+        w.send(st_line(2, "32", spin="051"), st_line(2, "32", spin="051"), every=0.1)
+        state = 3 if running else 2
+        w.send(st_line(state, "32", spin="060"), st_line(state, "32", spin="060"),
+               st_line(4, "32", spin="060"), st_line(4, "32", spin="060"),
+               st_line(5, "30", spin="060"),
+               st_line(5, "30", spin="060"), every=0.1)
+        if running:  # its ball already running: a game no round was opened for
+            assert w.kinds() == ["open 1", "close 1", "void 1 no_result",
+                                 "fault game_not_opened"]
+        else:  # its betting still open: its own round
+            assert w.kinds() == ["open 1", "close 1", "void 1 no_result", "open 2",
+                                 "close 2", "number 2 30 status"]
+        voided = next(e for e in w.events() if isinstance(e, GameVoided))
+        assert "spin counter went from 051 to 060" in voided.detail
+
+
+def test_a_spin_digit_flipped_by_noise_voids_nothing() -> None:
+    """One status of the game with its spin counter's digit flipped: the next one does not
+    bear it out, so it is line noise, and the game goes on to its number."""
+    w = Wheel()
+    w.send(st_line(2, spin="051"), st_line(2, spin="051"), st_line(3, spin="051"),
+           st_line(3, spin="051"), st_line(3, spin="057"), st_line(3, spin="051"),
+           st_line(4, spin="051"), st_line(5, " 9", spin="051"), st_line(5, " 9", spin="051"))
+    assert w.kinds() == ["open 1", "fault line_noise", "close 1", "number 1 9 status"]
+
+
+def test_a_report_of_the_prior_games_number_is_borne_out_by_the_spin_counter() -> None:
+    """The game drew the number the game before drew (17), reported once; then the wheel's
+    next game is already running: its last number (17) cannot tell it from a state digit
+    flipped in this game, but its spin counter does: the report stands."""
+    w = Wheel()
+    w.send(st_line(2, spin="051"), st_line(3, spin="051"), st_line(4, spin="051"),
+           st_line(5, "17", spin="051"), st_line(3, spin="052"), st_line(3, spin="052"),
+           every=0.1)
+    assert w.kinds() == ["open 1", "close 1", "number 1 17 status", "fault game_not_opened"]
 
 
 def test_a_report_a_running_ball_denies_is_still_noise() -> None:

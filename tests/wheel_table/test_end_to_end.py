@@ -42,6 +42,8 @@ from shoe_controller.commands.roulette_journal import (
 )
 from shoe_controller.config import MIN_PIN_ITERATIONS, hash_pin
 from shoe_controller.journal import Journal
+from shoe_controller.wheel_table.inputs import wheel_input_from_record
+from shoe_controller.wheel_table.machine import WheelTable
 from simulators.table_system import roulette_rounds
 from tests.reporting.test_end_to_end import Procs, first_line, read_record, wait_until
 from tests.wheel_table.test_table_system import ids_the_journal_implies
@@ -115,16 +117,29 @@ class Controller:
             return exc.code
 
 
-def round_in_play(journal: Path, config: Path) -> bool:
-    """Whether a controller restarted on ``journal`` now would find a round in play."""
-    open_rounds: set[int] = set()
-    for _, events in replay_wheel_journal(journal, wheel_settings_from_config(config)):
-        for event in events:
-            if event["type"] == "round_opened":
-                open_rounds.add(event["round"])
-            elif event["type"] in ("winning_number", "round_void"):
-                open_rounds.discard(event["round"])
-    return bool(open_rounds)
+class RoundWatch:
+    """Whether a controller restarted on ``journal`` now would find a round in play: the
+    journal replayed as the restart would replay it, each record once as the journal grows
+    (replayed whole at each look, the controller would stay stopped for seconds on a busy
+    machine, long enough for its silence timer to latch a fault)."""
+
+    def __init__(self, journal: Path, config: Path) -> None:
+        self.journal = journal
+        self.table = WheelTable(wheel_settings_from_config(config))
+        self.next_seq = 1
+        self.open_rounds: set[int] = set()
+
+    def in_play(self) -> bool:
+        with Journal(self.journal, readonly=True) as records:
+            for record in records.records(self.next_seq):
+                item = wheel_input_from_record(record.kind, record.data)
+                for event in self.table.handle(item, record.wall_time).events:
+                    if event["type"] == "round_opened":
+                        self.open_rounds.add(event["round"])
+                    elif event["type"] in ("winning_number", "round_void"):
+                        self.open_rounds.discard(event["round"])
+                self.next_seq = record.seq + 1
+        return bool(self.open_rounds)
 
 
 STATUS = re.compile(r"\*X;([1-7]);([0-9]{3});")
@@ -178,19 +193,43 @@ def unopened_spins(journal: Path, config: Path) -> dict[int, str]:
     return unopened
 
 
-def kill_at(proc: subprocess.Popen[bytes], journal: Path, config: Path, *,
-            in_play: bool) -> None:
-    """SIGKILL ``proc`` at a moment its journal holds a round in play (``in_play``) or none:
-    frozen with SIGSTOP while its journal is read, let go and tried again a little later
-    if the moment is not the one wanted."""
+def wait_until_stopped(proc: subprocess.Popen[bytes]) -> None:
+    """Return once every thread of ``proc`` is stopped: ``kill`` returns before a signal is
+    delivered, and a thread still running on the other core could journal one more line
+    after the journal was read."""
+    deadline = time.monotonic() + 10
+    tasks = Path(f"/proc/{proc.pid}/task")
+    while True:
+        states = []
+        for task in tasks.iterdir():
+            try:  # "pid (comm) S ...": the state follows the last ")"
+                states.append((task / "stat").read_text().rpartition(")")[2].split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # a thread that ended meanwhile
+        if all(state in "tT" for state in states):
+            return
+        assert time.monotonic() < deadline, f"shoe run did not stop: {states}"
+        time.sleep(0.001)
+
+
+def kill_at(controller: Controller, watch: RoundWatch, *, in_play: bool) -> None:
+    """SIGKILL the controller at a moment its journal holds a round in play (``in_play``)
+    or none: frozen with SIGSTOP while its journal is read, let go and tried again a little
+    later if the moment is not the one wanted (an irregularity latched meanwhile, which
+    would keep rounds from opening, is cleared as the supervisor would)."""
+    proc = controller.proc
     for attempt in range(100):
         proc.send_signal(signal.SIGSTOP)
-        if round_in_play(journal, config) is in_play:
+        wait_until_stopped(proc)
+        if watch.in_play() is in_play:
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
             return
         proc.send_signal(signal.SIGCONT)
         time.sleep(0.02 * (attempt % 7))  # another point of the game cycle next time
+        view = controller.state()
+        if view["latched"] and view["wheel"]["connected"]:
+            controller.clear()
     raise AssertionError(f"never caught the controller {'in' if in_play else 'between'} games")
 
 
@@ -228,6 +267,7 @@ def test_200_games_with_faults_and_two_kills_every_game_accounted_for(
         return started
 
     controller = start_controller()
+    watch = RoundWatch(journal, config)
     clears = 0
     kills = list(KILLS)
     deadline = time.monotonic() + 240
@@ -236,7 +276,7 @@ def test_200_games_with_faults_and_two_kills_every_game_accounted_for(
         assert controller.proc.poll() is None, controller.err.read_text()[-3000:]
         assert table_system.poll() is None, err_table.read_text()[-3000:]
         if kills and len(read_games(games_log)) >= kills[0][0]:
-            kill_at(controller.proc, journal, config, in_play=kills.pop(0)[1])
+            kill_at(controller, watch, in_play=kills.pop(0)[1])
             controller = start_controller()
             continue
         view = controller.state()
