@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-PROTOCOL_REVISION = "1.0"
+PROTOCOL_REVISION = "1.1"
 """Revision of PROTOCOL.md (our reading of the vendor's Developers Guide v2.07/v2.10)."""
 
 LINE_END = b"\r\n"

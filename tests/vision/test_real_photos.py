@@ -164,13 +164,14 @@ def test_pp2021_reads_its_index_corners_at_the_targets(seed: int, tmp_path: Path
     """Issue 16's targets on a sample of pp2021 (19 cards, 95 enrolment photos, 366 read;
     the whole set is in docs/vision.md: 100 % on draws 2024, 7 and 11, no wrong read):
     enrolled from 5 photos per card in the region ``whole``, every other photo read.
-    Measured on this sample: 366 right on both draws; CPU p95 about 3.3 ms."""
+    Measured on this sample: 366 right on both draws; CPU p95 about 3.3 ms (not asserted)."""
     folder = sample_folder(tmp_path, FEEDER, FEEDER_SAMPLE)
     result = holdout_bench(folder, 5, seed, roi=WHOLE_FRAME).result
     assert result.frames == 366
     assert result.wrong == 0  # precision 100 %: at least the 99.9 % target
     assert result.accuracy >= 0.995  # the target: 365 of 366 right at least
-    assert result.cpu_percentile_ms(95) <= 20
+    # No time asserted: the 20 ms target is the bench's to show (docs/vision.md); the CPU
+    # time per frame here follows the machine and what else CI runs beside it.
 
 
 def test_the_outline_recogniser_declines_rather_than_misreads_the_feeder(tmp_path: Path
