@@ -441,9 +441,15 @@ class GameTracker:
                 and status.last_number != self._prior)
 
     def _spin_moved(self, status: Status) -> bool:
-        """Whether ``status`` is of another game than this one by its spin counter."""
-        return (self.in_progress and self._game_spin is not None
-                and status.spin not in (0, self._game_spin))
+        """Whether ``status`` is of another game than this one by its spin counter. The
+        launch of a game whose counter was learnt before it may show the next counter: a
+        wheel that counts its games at the launch rather than at state 2 (the guide does
+        not say which); further than that, it is another game."""
+        if not self.in_progress or self._game_spin is None or status.spin in (
+                0, self._game_spin):
+            return False
+        return not (not self._launched and status.state in _BALL_RUNNING
+                    and status.spin == self._game_spin % 256 + 1)
 
     def _note_spin(self, status: Status) -> None:
         """Learn this game's spin counter from two of its statuses that agree (one could
@@ -568,6 +574,10 @@ class GameTracker:
                 return
         if self._awaiting_start:
             return  # not this round's ball (see _awaiting_start)
+        if not self._launched and self._game_spin not in (None, status.spin):
+            # the next counter (see _spin_moved), or a digit flipped: learnt again from
+            # the statuses after the launch
+            self._game_spin, self._spin_candidate = None, status.spin
         self._launched = True
         if self._reports:
             # A number was reported, yet the ball is still running: no wheel goes back from

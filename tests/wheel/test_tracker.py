@@ -592,6 +592,20 @@ def test_a_game_finished_unseen_with_the_same_number_is_told_by_the_spin_counter
         assert "spin counter went from 051 to 060" in voided.detail
 
 
+def test_a_wheel_that_counts_its_games_at_the_launch_plays_normally() -> None:
+    """The guide does not say when the counter moves: a wheel that moves it at the launch
+    (state 3) rather than at state 2 shows the next counter for the rest of the game. That
+    is the same game; a counter further on is not."""
+    w = Wheel()
+    w.send(st_line(2, spin="050"), st_line(2, spin="050"), st_line(3, spin="051"),
+           st_line(3, spin="051"), st_line(4, spin="051"), *[st_line(5, " 9", spin="051")] * 2,
+           st_line(1, " 9", spin="051"), st_line(2, " 9", spin="051"),
+           st_line(2, " 9", spin="051"), st_line(3, " 9", spin="053"),
+           st_line(3, " 9", spin="053"))
+    assert w.kinds() == ["open 1", "close 1", "number 1 9 status", "open 2", "close 2",
+                         "void 2 no_result", "fault game_not_opened"]
+
+
 def test_a_spin_digit_flipped_by_noise_voids_nothing() -> None:
     """One status of the game with its spin counter's digit flipped: the next one does not
     bear it out, so it is line noise, and the game goes on to its number."""
@@ -600,6 +614,17 @@ def test_a_spin_digit_flipped_by_noise_voids_nothing() -> None:
            st_line(3, spin="051"), st_line(3, spin="057"), st_line(3, spin="051"),
            st_line(4, spin="051"), st_line(5, " 9", spin="051"), st_line(5, " 9", spin="051"))
     assert w.kinds() == ["open 1", "fault line_noise", "close 1", "number 1 9 status"]
+
+
+def test_a_launch_with_a_spin_digit_flipped_to_the_next_counter_voids_nothing() -> None:
+    """The launch's status has its counter's last digit flipped to the next counter (050 to
+    051, one bit): taken as the launch, but the game's counter is learnt again from the
+    statuses after it, so the game's own 050 does not look like another game."""
+    w = Wheel()
+    w.send(st_line(2, spin="050"), st_line(2, spin="050"), st_line(3, spin="051"),
+           st_line(3, spin="050"), st_line(3, spin="050"), st_line(4, spin="050"),
+           *[st_line(5, " 9", spin="050")] * 2)
+    assert w.kinds() == ["open 1", "close 1", "number 1 9 status"]
 
 
 def test_a_report_of_the_prior_games_number_is_borne_out_by_the_spin_counter() -> None:
