@@ -264,14 +264,12 @@ class GameTracker:
             if self._spin_moved(held) and not self._last_number_changed(held):
                 # Only its spin counter says it is another game: one flipped digit says as
                 # much, and the wheel's next status will say it again if it is so.
-                self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
-                            "of another spin, not repeated: ignored", False, now, out)
+                self._drop_held(held, "of another spin, not repeated", now, out)
             elif self._unreadable_since_held and not self._only_a_launch(held):
                 # The wheel went on talking and nothing it said could be read: no word
                 # bears out a void or a fault (a repeat of it would have been held again).
-                self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
-                            "not repeated (the lines after it were unreadable): ignored",
-                            False, now, out)
+                self._drop_held(held, "not repeated (the lines after it were unreadable)", now,
+                                out)
             else:
                 self._take_status(held, now, out)  # nothing contradicted it: the wheel
                 # said it (and fell silent, or it is only the ball's launch)
@@ -379,21 +377,32 @@ class GameTracker:
         dropped with a warning."""
         held, self._held = self._held, None
         if held is not None:
-            if _same_condition(held, status) and (status.spin == held.spin
-                                                  or not self._spin_moved(held)):
+            if self._bears_out(held, status):
                 self._take_status(held, now, out)
             else:
-                self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} "
-                            "not repeated by the next one: ignored", False, now, out)
+                self._drop_held(held, "not repeated by the next one", now, out)
         if self._needs_confirmation(status):
             self._held, self._held_at = status, now
             self._unreadable_since_held = False
-            if self._awaiting_start:
-                pass  # the game before's ball or result: this round's betting stays open
-            elif status.state is not WheelState.BALL_IN_RIM or status.warnings & _CRITICAL_FLAGS:
+            # (awaiting its *u, a host-started round's betting stays open: what is held is
+            # the game before's ball or result)
+            if not self._awaiting_start and (status.state is not WheelState.BALL_IN_RIM
+                                             or status.warnings & _CRITICAL_FLAGS):
                 self._lock_bets(now, out)
             return
         self._take_status(status, now, out)
+
+    def _bears_out(self, held: Status, status: Status) -> bool:
+        """Whether ``status`` says what the ``held`` one said (:func:`_same_condition`),
+        with the same spin counter when the held one is another game's by its counter."""
+        return _same_condition(held, status) and (status.spin == held.spin
+                                                  or not self._spin_moved(held))
+
+    def _drop_held(self, held: Status, why: str, now: float,
+                   out: list[TrackerOutput]) -> None:
+        """A held status that nothing bore out: line noise, ignored with a warning."""
+        self._fault(FaultCode.LINE_NOISE, f"status {held.encode().decode('ascii')!r} {why}: "
+                    "ignored", False, now, out)
 
     def _needs_confirmation(self, status: Status) -> bool:
         """Whether ``status`` alone would be a launch, latch a fault, or void or replace the
