@@ -75,14 +75,15 @@ from vision.roi import (
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
 
-FORMAT_VERSION = 7
-"""7: the corner reader's rows projected onto principal directions (``corner_centre``,
+FORMAT_VERSION = 8
+"""8: where the corner reader's rank glyph sits (``corners.anchor``, null if not learnt);
+7: the corner reader's rows projected onto principal directions (``corner_centre``,
 ``corner_projection``) and the card sizes its camera showed (``corners.sizes``);
 6: a region deck's camera view (``scene_vectors``) and its two limits (``deck_limits``);
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7)
+READABLE_FORMATS = (4, 5, 6, 7, 8)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -245,7 +246,9 @@ class DeckModel:
                     "sizes": (None if self.corners.shape.sizes is None
                               else list(self.corners.shape.sizes)),
                     "max_distance": self.corners.max_distance,
-                    "threshold": self.corners.threshold}}
+                    "threshold": self.corners.threshold,
+                    "anchor": (None if self.corners.anchor is None
+                               else list(self.corners.anchor))}}
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -375,8 +378,15 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
                 or projection.shape[1] != vectors.shape[1]):
             raise ValueError(f"corner projection {projection.shape} does not fit its mean "
                              f"{centre.shape} and rows {vectors.shape}")
+    anchor = None
+    if value.get("anchor") is not None:  # format 8: where the rank glyph sits
+        x, y = (float(number) for number in value["anchor"])
+        if not (0 <= x < 1 and 0 <= y < 1):
+            raise ValueError(f"index anchor {value['anchor']!r} is not inside the card")
+        anchor = (x, y)
     return CornerReader(vectors, labels, _split_from(value["split"]), box,
-                        CardShape(stretch, aspect, sizes), *limits, centre, projection)
+                        CardShape(stretch, aspect, sizes), *limits, centre, projection,
+                        anchor)
 
 
 def _deck_limits_from(value: object) -> tuple[float, float]:

@@ -311,7 +311,8 @@ def _deck_with_corners() -> DeckModel:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     labels = np.array([0, 0, 1, 1])
     reader = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3),
-                          CardShape(STRETCH, ASPECT, (180.0, 230.0)), 0.9, 0.2)
+                          CardShape(STRETCH, ASPECT, (180.0, 230.0)), 0.9, 0.2,
+                          anchor=(0.045, 0.05))
     return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
 
 
@@ -324,6 +325,23 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     assert (loaded.max_distance, loaded.threshold) == (0.9, 0.2)
     assert np.array_equal(loaded.vectors, deck.corners.vectors)
     assert np.array_equal(loaded.labels, deck.corners.labels)
+    assert loaded.anchor == (0.045, 0.05)
+
+
+def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
+        tmp_path: Path) -> None:
+    """A format 7 deck has no anchor: it still loads, and its corners are not moved."""
+    path = _deck_with_corners().save(tmp_path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["format"] = 7
+    del meta["corners"]["anchor"]
+    arrays["meta"] = np.array(json.dumps(meta))
+    with path.open("wb") as handle:
+        np.savez_compressed(handle, **arrays)
+    loaded = DeckModel.load("cornered", tmp_path).corners
+    assert loaded is not None and loaded.anchor is None
 
 
 @pytest.mark.parametrize("corrupt", [
@@ -333,6 +351,8 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     {"shape": "wide"},
     {"sizes": [0.0, 200.0]},
     {"sizes": [220.0, 200.0]},
+    {"anchor": [1.2, 0.05]},  # beyond the card
+    {"anchor": [0.05]},
 ])
 def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
                                                   ) -> None:

@@ -10,6 +10,7 @@ The whole set on one seeded draw (2024; about 15 s on one core). Both draws are 
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -47,7 +48,9 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 634 right (82.2 %; 620 before
+    out of the whole-card deck with fewer than 2; 771 read): 642 right (83.3 %; 634 before
+    the index corners were moved to where the deck's rank glyph sits,
+    vision.index_corner.anchored_index, and their floor raised from 0.2 to 0.3; 620 before
     an index read under the corner reader's threshold, though over its floor, or one the
     card's other corner disputed unsurely, was taken when the same card read whole named the
     same card (630 with the first alone); 613 before
@@ -63,8 +66,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 81.7 %, none wrong.
-    Asserted: no wrong read, at least 82 % right (the time is the bench's to show); the deck
+    its index corners alone), none wrong, the rest declined; seed 7 83.9 %, none wrong.
+    Asserted: no wrong read, at least 83 % right (the time is the bench's to show); the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -78,7 +81,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.82, result.to_dict()
+    assert result.accuracy >= 0.83, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -94,6 +97,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     assert corners.projection is not None and loaded.projection is not None
     assert np.array_equal(loaded.projection, corners.projection)
     assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
+    assert corners.anchor is not None and loaded.anchor == corners.anchor
     recogniser = Recogniser(held.model)
     for path, card in _flagged():
         read = recogniser.recognise(read_image(path))
@@ -103,27 +107,31 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
 @pytest.mark.slow
 def test_an_unsure_or_disputed_index_is_taken_only_when_the_card_read_whole_names_it(
         held_2024: HoldoutResult) -> None:
-    """Draw 2024 sets the corner reader's threshold at 0.275. QH_s1_01 and KH_s1_06 are
-    cards in part whose index reads QH at 0.251 and KH at 0.226: over the floor (0.2), under
-    the threshold; read as whole cards, the same rectified cards are nearest QH and KH:
-    taken. 9H_s1_10's index reads 9H at 0.254 too, but the card read whole is nearest 5H:
-    declined, though the index was right (a second read that disagrees is a doubt).
-    AH_s2_47's two index corners disagree: AH at 0.548, over the threshold, and 4H at 0.086,
-    unsure; the card read whole is nearest AH: taken (declined before disputed reads)."""
+    """Draw 2024 sets the corner reader's threshold at its floor (0.3). Raised to 0.6, as a
+    deck whose held-out reads were less sure would have it: QH_s1_01 is a card in part
+    whose index reads QH at 0.569, under it but over the floor; read as a whole card, the
+    same rectified card is nearest QH: taken. KH_s1_06's index reads KH at 0.377, but the
+    card read whole is not nearest KH: declined, though the index was right (a second read
+    that does not bear it out is a doubt; under the deck's own threshold it is read). Under
+    the deck's own threshold, AH_s2_47's two index corners disagree, AH sure and 4H unsure;
+    the card read whole is nearest AH: taken (declined before disputed reads)."""
     cv2.setNumThreads(1)
     assert held_2024.model is not None and held_2024.model.corners is not None
     corners = held_2024.model.corners
-    assert MIN_CORNER_THRESHOLD < 0.25 < corners.threshold
-    recogniser = Recogniser(held_2024.model)
-    for name, card in (("QH_s1_01.jpg", "QH"), ("KH_s1_06.jpg", "KH")):
-        read = recogniser.recognise(read_image(HEARTS / name))
-        assert read.card == Card.from_code(card), (name, read)
-        assert MIN_CORNER_THRESHOLD <= read.confidence < corners.threshold, (name, read)
-    read = recogniser.recognise(read_image(HEARTS / "AH_s2_47.jpg"))
-    assert read.card == Card.from_code("AH") and read.confidence >= corners.threshold, read
-    read = recogniser.recognise(read_image(HEARTS / "9H_s1_10.jpg"))
-    assert read.card is None and read.best_guess == Card.from_code("9H"), read
+    assert corners.threshold >= MIN_CORNER_THRESHOLD
+    doubtful = replace(held_2024.model, corners=replace(corners, threshold=0.6))
+    recogniser = Recogniser(doubtful)
+    read = recogniser.recognise(read_image(HEARTS / "QH_s1_01.jpg"))
+    assert read.card == Card.from_code("QH"), read
+    assert MIN_CORNER_THRESHOLD <= read.confidence < 0.6, read
+    read = recogniser.recognise(read_image(HEARTS / "KH_s1_06.jpg"))
+    assert read.card is None and read.best_guess == Card.from_code("KH"), read
     assert "index corner unsure" in read.reason, read
+    own = Recogniser(held_2024.model)
+    read = own.recognise(read_image(HEARTS / "KH_s1_06.jpg"))
+    assert read.card == Card.from_code("KH"), read
+    read = own.recognise(read_image(HEARTS / "AH_s2_47.jpg"))
+    assert read.card == Card.from_code("AH") and read.confidence >= corners.threshold, read
 
 
 @pytest.mark.slow
@@ -131,8 +139,11 @@ def test_a_card_missing_from_the_whole_card_deck_is_not_read_as_its_neighbour() 
     """Draw 11 leaves 8H out of the whole-card deck (fewer than 2 of its 5 enrolment photos
     show a whole card); before the index check, six 8H photos were read as 6H, whose pips
     differ by two (precision 98.7 %). The index of each said otherwise: now declined (then
-    522 of 771 right, 67.7 %; now 532, 69.0 %), none wrong. Asserted: no wrong read, and 8H among the cards the
-    whole-card deck lacks (what makes this draw the test)."""
+    522 of 771 right, 67.7 %; then 532, 69.0 %; 603 before index corners were anchored,
+    619 since, 80.3 %), none wrong. With anchored corners under the floor that held before
+    (0.2), 5H_s1_20, cut by the frame, was read as 3H at 0.242; the floor is now 0.3.
+    Asserted: no wrong read, and 8H among the cards the whole-card deck lacks (what makes
+    this draw the test)."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=11, name="hearts")
     assert held.model is not None and held.result.frames == 771
@@ -145,8 +156,11 @@ def test_a_blurred_index_is_not_taken_for_its_neighbour() -> None:
     """Draw 3: 9H_s1_07, a card swept through the frame (motion blur), whose whole-card read
     is unsure, was read as TH by its index at a confidence of 0.173, above the corner
     reader's threshold as its enrolment set it (0.172); the least threshold an index read
-    alone is held to (vision.index_corner.MIN_CORNER_THRESHOLD, 0.2) declines it. Measured: 578 of
-    771 right (75.0 %), none wrong. Asserted: no wrong read, and that photo declined."""
+    alone is held to (vision.index_corner.MIN_CORNER_THRESHOLD, then 0.2) declined it. With
+    index corners anchored (vision.index_corner.anchored_index) it read as TH at 0.242, its
+    whole card nearest TH too, over that floor: the floor is now 0.3. Measured: 578 of 771
+    right (75.0 %) then, 637 before the anchoring, 640 (83.0 %) since, none wrong.
+    Asserted: no wrong read, and that photo declined."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=3, name="hearts")
     assert held.model is not None and held.result.frames == 771
