@@ -87,7 +87,15 @@ def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None 
     model = enroll(name, samples, roi=roi, quads=quads)
     if quads is not None:
         learn_partly_found(model, samples, quads, items, skipped)
+    mark_missing(model, [card for _, card in items])
     return model, skipped
+
+
+def mark_missing(model: DeckModel, cards: Iterable[Card]) -> None:
+    """Record on the deck the ``cards`` (those of its enrolment folder) it learnt nothing
+    of (:func:`cards_unknown_to`): its reads of a card sharing their rank or suit are then
+    declined (:attr:`vision.model.DeckModel.missing`)."""
+    model.missing = tuple(Card.from_code(code) for code in cards_unknown_to(model, cards))
 
 
 def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Card]],
@@ -328,6 +336,8 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
              if len({card for _, card in kept}) >= 2 else None)
     partly = [] if model is None or quads is None else learn_partly_found(
         model, samples, quads, enrol_items, skipped)
+    if model is not None:
+        mark_missing(model, [card for _, card in enrol_items])
     enrol_seconds = time.process_time() - start
     if model is None:
         result = BenchResult(frames=len(test_items), declined=len(test_items))

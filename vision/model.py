@@ -76,7 +76,8 @@ if TYPE_CHECKING:
     from vision.index_corner import CornerReader
 
 FORMAT_VERSION = 8
-"""8: where the corner reader's rank glyph sits (``corners.anchor``, null if not learnt);
+"""8: where the corner reader's rank glyph sits (``corners.anchor``, null if not learnt) and
+the cards of the enrolment folder the deck knows nothing of (``missing``, card codes);
 7: the corner reader's rows projected onto principal directions (``corner_centre``,
 ``corner_projection``) and the card sizes its camera showed (``corners.sizes``);
 6: a region deck's camera view (``scene_vectors``) and its two limits (``deck_limits``);
@@ -156,6 +157,12 @@ class DeckModel:
     scene_vectors: np.ndarray | None = None  # (N, S) a ``roi`` deck's camera view per row
     deck_limits: tuple[float, float] | None = None  # ``roi``: index shape, camera view
     corners: CornerReader | None = None  # a card partly out of the frame, read by an index
+    missing: tuple[Card, ...] = ()
+    """Cards of the enrolment folder the deck learnt nothing of (no photo of them showed
+    the card, whole or by an index corner): the deck may take one for a card it knows, so
+    the recogniser declines any card that shares a rank or a suit with one of them
+    (:meth:`vision.recognise.Recogniser.recognise`). Set by
+    :func:`vision.bench.enroll_items` and :func:`vision.bench.holdout_bench`."""
 
     def read(self, frame: np.ndarray) -> Match:
         """The card in a fixed camera's frame (``roi`` models only)."""
@@ -238,6 +245,7 @@ class DeckModel:
                 "both_ways": self.both_ways,
                 "roi": None if self.roi is None else list(self.roi),
                 "deck_limits": None if self.deck_limits is None else list(self.deck_limits),
+                "missing": [card.code for card in self.missing],
                 "corners": None if self.corners is None else {
                     "split": (None if self.corners.split is None
                               else [list(box) for box in self.corners.split]),
@@ -330,6 +338,11 @@ class DeckModel:
         if split is not None and not (len(rank_vectors) == len(suit_vectors) == len(labels)):
             raise VisionModelError(f"{path}: rank and suit vectors do not match the labels")
         try:
+            missing = tuple(Card.from_code(str(code)) for code in meta.get("missing", []))
+        except (TypeError, ValueError) as exc:
+            raise VisionModelError(f"{path}: bad list of cards not enrolled ({exc}; enrol the "
+                                   f"deck again)") from None
+        try:
             corners = _corners_from(meta.get("corners"), corner_rows, corner_projection)
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
@@ -340,7 +353,7 @@ class DeckModel:
                    rank_vectors if split else None, suit_vectors if split else None,
                    bool(meta.get("both_ways", False)), roi,
                    weights if roi is not None else None,
-                   scene_vectors if roi is not None else None, deck_limits, corners)
+                   scene_vectors if roi is not None else None, deck_limits, corners, missing)
 
 
 def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,

@@ -14,7 +14,8 @@ not read either, the card is looked for again in part (the whole card as found m
 in a hand, or be part of the card). A whole card the whole-card read takes is declined when its
 index (where the deck learnt its corners) reads as another card. Where the deck learnt the size
 of its cards in the camera's view, a card of quite another size is declined (another camera, or
-the camera moved).
+the camera moved). A deck that lacks cards of its enrolment folder declines every card of
+their ranks and suits (:attr:`vision.model.DeckModel.missing`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,31 @@ class Recogniser:
 
     def recognise(self, frame: np.ndarray) -> Recognition:
         start = time.perf_counter()
+        read = self._recognise(frame, start)
+        if read.card is not None and self.model.missing:
+            return self._unless_missing(read, start)
+        return read
+
+    def _unless_missing(self, read: Recognition, start: float) -> Recognition:
+        """A read declined when the deck lacks a card that shares its rank or its suit
+        (:attr:`vision.model.DeckModel.missing`): the card the deck never saw is read as
+        the nearest it knows, which is most often its neighbour in the same suit (a 9H
+        for an 8H: two pips) or the same rank in another suit (ece395, a deck of the
+        four cards AS, 6S, 9S and 8H that detection found twice: 9H and TH read as 8H)."""
+        assert read.card is not None
+        card = read.card
+        alike = [other.code for other in self.model.missing
+                 if other.rank == card.rank or other.suit == card.suit]
+        if not alike:
+            return read
+        shown = ", ".join(alike[:4]) + (f" and {len(alike) - 4} more" if len(alike) > 4
+                                        else "")
+        return Recognition(None, 0.0, read.distance, card,
+                           f"reads as {card.code}, but deck {self.model.name!r} was not "
+                           f"enrolled with {shown} (same rank or suit; enrol it again with "
+                           f"them)", time.perf_counter() - start)
+
+    def _recognise(self, frame: np.ndarray, start: float) -> Recognition:
         if self.model.roi is not None:  # a fixed camera: the region is the index
             return self._decide(self.model.read(frame), start)
         quad, hand = survey(frame)

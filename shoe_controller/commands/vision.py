@@ -101,12 +101,14 @@ def run(args: argparse.Namespace) -> int:
                   f"evenly, and measure with 'shoe vision bench' before use.")
         if unknown:
             # A deck reads only the cards it knows, and its limits were set on those: a card
-            # it never saw may be taken for one it did (a four-card deck read a 9H as 8H).
+            # it never saw may be taken for one it did (a four-card deck read a 9H as 8H),
+            # so the recogniser declines every card of their ranks and suits.
             print(f"warning: {len(unknown)} of the folder's {len({c for _, c in items})} "
                   f"cards were not enrolled ({', '.join(unknown)}): no frame of them shows "
-                  f"the card whole. The deck cannot read them and may take them for a card "
-                  f"it knows. Retake their frames with the whole card in view (a fixed "
-                  f"camera: enrol it with --roi round the index) and enrol again.")
+                  f"the card. The deck cannot read them, and declines every card of their "
+                  f"ranks and suits, which it could take them for. Retake their frames with "
+                  f"the whole card in view (a fixed camera: enrol it with --roi round the "
+                  f"index) and enrol again.")
         print(f"saved {path}")
         for name in skipped:
             print(f"skipped {name}: no card found in the frame (retake it with the whole "

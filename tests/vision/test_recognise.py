@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from shoe_controller.cards import Card, Suit
 from simulators.camera import background, render_deck, synthesise
 from vision.bench import measure
 from vision.detect import detect, find_card
@@ -227,6 +229,38 @@ def test_a_model_of_another_format_or_with_bad_boxes_is_refused(enrolled, tmp_pa
     path = enrolled("anglo").save(tmp_path)
     _rewrite_meta(path, split=[[0.0, 0.0, 0.2, 0.1], [0.3, 0.2, 0.1, 0.4]])
     with pytest.raises(VisionModelError, match="bad rank and suit boxes"):
+        DeckModel.load("anglo", tmp_path)
+
+
+def test_a_deck_lacking_cards_declines_every_card_of_their_ranks_and_suits(
+        designs, enrolled, card_cache, tmp_path: Path) -> None:
+    """A deck that learnt nothing of 9H (its folder had it, no photo showed it) may take a
+    9H for a card it knows: its reads of hearts and of nines are declined, naming 9H, with
+    the card read as the best guess; its reads of other cards are as they were. The list is
+    kept when the deck is saved."""
+    plain = enrolled("anglo")
+    lacking = replace(plain, missing=(Card.from_code("9H"),))
+    lacking = DeckModel.load("anglo", lacking.save(tmp_path).parent)
+    assert lacking.missing == (Card.from_code("9H"),)
+    guarded, unguarded = Recogniser(lacking), Recogniser(plain)
+    alike = 0
+    for frame, _ in frames(designs["anglo"], card_cache, 7, 1):
+        before, after = unguarded.recognise(frame), guarded.recognise(frame)
+        if before.card is not None and (before.card.rank == 9 or before.card.suit == Suit.HEARTS):
+            alike += 1
+            assert after.card is None and after.best_guess == before.card, after
+            assert "not enrolled with 9H" in after.reason, after
+        else:
+            assert after.card == before.card, (before, after)
+    assert alike >= 2  # KH, QH and TH are among the cards read
+
+
+@pytest.mark.parametrize("missing", [["ZZ"], "AS", [3]])
+def test_a_bad_list_of_cards_not_enrolled_is_refused(enrolled, tmp_path: Path,
+                                                      missing: object) -> None:
+    path = enrolled("anglo").save(tmp_path)
+    _rewrite_meta(path, missing=missing)
+    with pytest.raises(VisionModelError, match="bad list of cards not enrolled"):
         DeckModel.load("anglo", tmp_path)
 
 
