@@ -10,12 +10,15 @@ them (:attr:`vision.model.DeckModel.split`), else the top-left box of its layout
 Each enrolment corner is kept with jittered copies of itself (:func:`jittered_corners`): a
 card completed from part of it is rectified a little off. For the same reason every corner,
 enrolled or read, is first moved so that its index's rank glyph sits where the deck's
-enrolment photos have it (:func:`anchored_index`, at the reader's learnt ``anchor``). The corners and copies are kept
-projected onto their principal directions (:data:`CORNER_COMPONENTS`). Its limits come from the
-enrolment photos alone, as a whole card's do: each corner read against the other photos'
-corners and their copies (never its own photo's), the nearest distance's 99th
-percentile x 1.5 is how far a corner may be and still be this deck, and the threshold lies
-above the confidence of every wrong held-out read (:func:`vision.model.held_out_limits`).
+enrolment photos have it (:func:`anchored_index`, at the reader's learnt ``anchor``). The
+corners and copies are kept projected onto their principal directions
+(:data:`CORNER_COMPONENTS`). Its limits come from the enrolment photos alone, as a whole
+card's do: each corner read against the other photos' corners and their copies (never its
+own photo's), the nearest distance's 99th percentile x 1.5 is how far a corner may be and
+still be this deck, and the threshold lies above the confidence of every wrong held-out read
+(:func:`vision.model.held_out_limits`), of those reads shifted (:data:`ALIGN_SHIFTS`), and
+of enough held-out reads of the copies (:func:`_copies_threshold`), never under
+:data:`MIN_CORNER_THRESHOLD`.
 """
 
 from __future__ import annotations
@@ -108,8 +111,9 @@ def anchored_index(card: np.ndarray, box: Box, anchor: Anchor) -> np.ndarray:
     (:func:`rank_glyph`) sits at ``anchor``; as it lies when none is found or the move
     would be more than :data:`MAX_ANCHOR_SHIFT`. A card whose corners were placed a little
     off (completed from part of it, or found with a hand along a side) then has its glyphs
-    in the boxes they are read in, as a card found whole does. (cardai, 5 photos per card:
-    draw 2024 read 634 of 771 photos before, 651 with; draw 7, 636 and 652; none wrong.)"""
+    in the boxes they are read in, as a card found whole does. (cardai, 5 photos per card,
+    under the corner floor of the time, 0.2: draws 2024 and 7 read 658 and 655 of 771
+    photos, against 634 and 636 before, none wrong; see :data:`MIN_CORNER_THRESHOLD`.)"""
     found = rank_glyph(card, box)
     if found is None:
         return card
@@ -154,6 +158,9 @@ class CornerRead:
     #: :data:`MIN_CORNER_THRESHOLD`): this read then stands only with a second read that
     #: bears it out (:meth:`vision.recognise.Recogniser._read_index`).
     disputed: bool = False
+    #: The read of the corner shifted a little (:meth:`CornerReader.read_aligned`), surer
+    #: than the corner as it lies: it too stands only with a second read that bears it out.
+    lifted: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,7 +214,7 @@ class CornerReader:
             if (read.label == plain.label and read.distance <= self.max_distance
                     and read.confidence > best.confidence
                     and read.confidence >= ALIGN_MIN_CONFIDENCE):
-                best = read
+                best = replace(read, lifted=True)
         return best
 
     def _nearest(self, vector: np.ndarray) -> CornerRead:
@@ -337,7 +344,8 @@ seldom wrong enough to set one. Since corners are anchored, reads are surer, the
 too: on cardai (5 photos per card), a 5H cut by the frame read as 3H at 0.242 (draw 11) and
 a motion-blurred 9H as TH at 0.242, its whole card agreeing (draw 3), both over the floor
 of 0.2 that held before; at 0.3 (about 1.25 times that) none of draws 2024, 7, 11 and 3 is
-wrong, and 642, 647, 619 and 640 of 771 are read (0.2: 658, 655, 639 and 658)."""
+wrong, and 642, 647, 619 and 640 of 771 were read (0.2: 658, 655, 639 and 658; since a
+lifted read needs a second read, 641, 644, 610 and 639)."""
 
 
 CORNER_JITTERS = 16

@@ -152,6 +152,7 @@ def test_an_aligned_read_names_the_same_card_as_the_plain_one_never_less_surely(
     plain, aligned = unsure.read(card, (0,)), unsure.read_aligned(card, (0,))
     assert plain is not None and aligned is not None
     assert aligned.label == plain.label and aligned.confidence >= plain.confidence
+    assert aligned.lifted == (aligned.confidence > plain.confidence) and not plain.lifted
     sure = _glyph_reader(threshold=0.0)
     assert sure.read_aligned(card, (0,)) == sure.read(card, (0,))
 
@@ -167,6 +168,7 @@ def test_an_index_printed_off_its_place_is_read_more_surely_where_a_shift_puts_i
         assert plain is not None and aligned is not None
         assert aligned.label == plain.label == glyph
         assert aligned.confidence > plain.confidence + 0.05, (glyph, plain, aligned)
+        assert aligned.lifted  # (the recogniser then asks the whole card to bear it out)
 
 
 def test_a_read_a_shift_lifts_must_be_sure_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,7 +48,8 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 642 right (83.3 %; 634 before
+    out of the whole-card deck with fewer than 2; 771 read): 641 right (83.1 %; 642 before
+    an index read a shift made surer needed the card read whole to name it too; 634 before
     the index corners were moved to where the deck's rank glyph sits,
     vision.index_corner.anchored_index, and their floor raised from 0.2 to 0.3; 620 before
     an index read under the corner reader's threshold, though over its floor, or one the
@@ -66,8 +67,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 83.9 %, none wrong.
-    Asserted: no wrong read, at least 83 % right (the time is the bench's to show); the deck
+    its index corners alone), none wrong, the rest declined; seed 7 83.5 %, none wrong.
+    Asserted: no wrong read, at least 82.5 % right (the time is the bench's to show); the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -81,7 +82,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.83, result.to_dict()
+    assert result.accuracy >= 0.825, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -140,7 +141,7 @@ def test_a_card_missing_from_the_whole_card_deck_is_not_read_as_its_neighbour() 
     show a whole card); before the index check, six 8H photos were read as 6H, whose pips
     differ by two (precision 98.7 %). The index of each said otherwise: now declined (then
     522 of 771 right, 67.7 %; then 532, 69.0 %; 603 before index corners were anchored,
-    619 since, 80.3 %), none wrong. With anchored corners under the floor that held before
+    610 since, 79.1 %), none wrong. With anchored corners under the floor that held before
     (0.2), 5H_s1_20, cut by the frame, was read as 3H at 0.242; the floor is now 0.3.
     Asserted: no wrong read, and 8H among the cards the whole-card deck lacks (what makes
     this draw the test)."""
@@ -159,7 +160,7 @@ def test_a_blurred_index_is_not_taken_for_its_neighbour() -> None:
     alone is held to (vision.index_corner.MIN_CORNER_THRESHOLD, then 0.2) declined it. With
     index corners anchored (vision.index_corner.anchored_index) it read as TH at 0.242, its
     whole card nearest TH too, over that floor: the floor is now 0.3. Measured: 578 of 771
-    right (75.0 %) then, 637 before the anchoring, 640 (83.0 %) since, none wrong.
+    right (75.0 %) then, 637 before the anchoring, 639 (82.9 %) since, none wrong.
     Asserted: no wrong read, and that photo declined."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=3, name="hearts")
