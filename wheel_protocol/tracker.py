@@ -179,6 +179,7 @@ class GameTracker:
         self._respin_of: int | None = None
         self._hardware_raised = False
         self._heard_at: float | None = None
+        self._unreadable_since_heard = 0  # lines not read since the last line read
         self._silence_reported = False
         self._next_poll: float | None = None
         self._shown: tuple[int, int] | None = None
@@ -226,8 +227,10 @@ class GameTracker:
         out: list[TrackerOutput] = []
         if isinstance(message, Unparsed):
             self._unreadable_since_held = self._held is not None
+            self._unreadable_since_heard += 1
             return out
         self._heard_at = now
+        self._unreadable_since_heard = 0
         self._silence_reported = False
         if isinstance(message, Status):
             self._status(message, now, out)
@@ -286,8 +289,14 @@ class GameTracker:
         if (cfg.status_timeout and not self._silence_reported
                 and now >= self._heard_at + cfg.status_timeout):
             self._silence_reported = True
-            self._fault(FaultCode.NO_STATUS, f"nothing from the wheel for "
-                        f"{now - self._heard_at:.1f} s", True, now, out)
+            silent = now - self._heard_at
+            # A wheel heard only as noise is not silent: the line carries something (a wrong
+            # baud rate or parity, a damaged cable), and the supervisor should know which.
+            detail = (f"no readable line from the wheel for {silent:.1f} s "
+                      f"({self._unreadable_since_heard} unreadable: check the line's speed, "
+                      f"parity and cable)" if self._unreadable_since_heard
+                      else f"nothing from the wheel for {silent:.1f} s")
+            self._fault(FaultCode.NO_STATUS, detail, True, now, out)
         if cfg.poll_interval is not None and (self._next_poll is None or now >= self._next_poll):
             out.append(SendCommand(StatusPoll()))
             self._next_poll = now + cfg.poll_interval

@@ -23,6 +23,7 @@ from wheel_protocol import (
     StatusPoll,
     TrackerConfig,
     TrackerStateError,
+    Unparsed,
     WheelFault,
     WheelParser,
     WheelStatusChanged,
@@ -387,6 +388,20 @@ def test_silence_latches_no_status_once() -> None:
     assert isinstance(fault, WheelFault) and fault.code is FaultCode.NO_STATUS and fault.latch
     assert "cable" in fault.remedy
     assert tracker.poll(10.0) == []
+    assert fault.detail == "nothing from the wheel for 3.0 s"
+
+
+def test_a_wheel_heard_only_as_noise_is_not_called_silent() -> None:
+    """Lines that cannot be read do not count as hearing the wheel (the silence fault still
+    latches), but the fault says how many came: a wrong speed or parity, not a dead line."""
+    tracker = GameTracker(TrackerConfig(status_timeout=3.0))
+    assert tracker.poll(0.0) == []
+    for at in (0.5, 1.0, 2.5):
+        assert tracker.receive(Unparsed(b"\x9f\x13garbled", "not a message"), at) == []
+    (fault,) = tracker.poll(3.0)
+    assert isinstance(fault, WheelFault) and fault.code is FaultCode.NO_STATUS and fault.latch
+    assert fault.detail == ("no readable line from the wheel for 3.0 s (3 unreadable: check "
+                            "the line's speed, parity and cable)")
 
 
 @pytest.mark.parametrize("bad", [
