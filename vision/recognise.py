@@ -69,9 +69,9 @@ class Recogniser:
     def _unless_missing(self, read: Recognition, start: float) -> Recognition:
         """A read declined when the deck lacks a card that shares its rank or its suit
         (:attr:`vision.model.DeckModel.missing`): the card the deck never saw is read as
-        the nearest it knows, which is most often its neighbour in the same suit (a 9H
-        for an 8H: two pips) or the same rank in another suit (ece395, a deck of the
-        four cards AS, 6S, 9S and 8H that detection found twice: 9H and TH read as 8H)."""
+        the nearest it knows, which is most often a card of the same suit a pip or two
+        away or the same rank in another suit (ece395, a deck of the four cards AS, 6S, 9S
+        and 8H that detection found twice: 9H and TH were read as 8H)."""
         assert read.card is not None
         card = read.card
         alike = [other.code for other in self.model.missing
