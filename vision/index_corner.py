@@ -57,6 +57,11 @@ def index_box(split: Split | None, layout: str) -> Box:
     return TOP_LEFT if first == WHOLE else first
 
 
+Anchor = tuple[float, float]
+"""Where an index's rank glyph has its top-left corner, as shares of the card's width and
+height."""
+
+
 def corner_vector(card: np.ndarray, split: Split | None, box: Box,
                   anchor: Anchor | None = None) -> np.ndarray:
     """The unit feature vector of a rectified card's top-left index: its rank and suit
@@ -73,9 +78,6 @@ def corner_vector(card: np.ndarray, split: Split | None, box: Box,
                                 box_features(card, box)]))
 
 
-Anchor = tuple[float, float]
-"""Where an index's rank glyph has its top-left corner, as shares of the card's width and
-height."""
 GLYPH_SEARCH = (1.6, 1.4)
 """The index's rank glyph is looked for this many times the index box's width and height
 from the card's corner: a card completed from part of it may place its index a few per cent
@@ -117,14 +119,10 @@ def anchored_index(card: np.ndarray, box: Box, anchor: Anchor) -> np.ndarray:
     found = rank_glyph(card, box)
     if found is None:
         return card
-    height, width = card.shape[:2]
     dx, dy = anchor[0] - found[0], anchor[1] - found[1]
     if max(abs(dx), abs(dy)) > MAX_ANCHOR_SHIFT:
         return card
-    matrix = np.array([[1, 0, dx * width], [0, 1, dy * height]], np.float32)
-    moved: np.ndarray = cv2.warpAffine(card, matrix, (width, height), flags=cv2.INTER_LINEAR,
-                                       borderMode=cv2.BORDER_REPLICATE)
-    return moved
+    return shifted(card, (dx, dy))
 
 
 def learn_anchor(views: Sequence[np.ndarray], box: Box) -> Anchor | None:
@@ -474,12 +472,10 @@ def _copies_threshold(held_out: Callable[[np.ndarray, np.ndarray],
     (cardai, draw 11: a 5H cut by the frame read as 3H at 0.242 over a floor of 0.2)."""
     from vision.model import calibrated_threshold  # the model module imports this one
 
-    per_view = (len(rows) - seen) // seen if seen else 0
-    chosen = np.arange(seen)
-    if per_view:
-        copies = seen + np.arange(seen)[:, None] * per_view + np.arange(
-            min(CALIBRATION_COPIES, per_view))[None, :]
-        chosen = np.concatenate([chosen, copies.ravel()])
+    # The rows: the photos' own corners, then CORNER_JITTERS copies of each in turn.
+    copies = seen + np.arange(seen)[:, None] * CORNER_JITTERS + np.arange(
+        min(CALIBRATION_COPIES, CORNER_JITTERS))[None, :]
+    chosen = np.concatenate([np.arange(seen), copies.ravel()])
     reads = [held_out(rows[part], photos[part])
              for part in np.array_split(chosen, max(1, len(chosen) // CALIBRATION_CHUNK))]
     d_best, predicted, confidence = (np.concatenate(values) for values in zip(*reads))

@@ -11,7 +11,9 @@ that is not the frame's edge is never completed.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -316,6 +318,17 @@ def _deck_with_corners() -> DeckModel:
     return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
 
 
+def _rewrite_meta(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """A saved deck's metadata changed by ``change``, the rest of the file as it was."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    change(meta)
+    arrays["meta"] = np.array(json.dumps(meta))
+    with path.open("wb") as handle:
+        np.savez_compressed(handle, **arrays)
+
+
 def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     deck = _deck_with_corners()
     loaded = DeckModel.load("cornered", deck.save(tmp_path).parent).corners
@@ -331,15 +344,12 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
 def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
         tmp_path: Path) -> None:
     """A format 7 deck has no anchor: it still loads, and its corners are not moved."""
-    path = _deck_with_corners().save(tmp_path)
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {name: data[name] for name in data.files}
-    meta = json.loads(str(arrays["meta"]))
-    meta["format"] = 7
-    del meta["corners"]["anchor"]
-    arrays["meta"] = np.array(json.dumps(meta))
-    with path.open("wb") as handle:
-        np.savez_compressed(handle, **arrays)
+
+    def as_format_7(meta: dict[str, Any]) -> None:
+        meta["format"] = 7
+        del meta["corners"]["anchor"]
+
+    _rewrite_meta(_deck_with_corners().save(tmp_path), as_format_7)
     loaded = DeckModel.load("cornered", tmp_path).corners
     assert loaded is not None and loaded.anchor is None
 
@@ -356,14 +366,8 @@ def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
 ])
 def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
                                                   ) -> None:
-    path = _deck_with_corners().save(tmp_path)
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {name: data[name] for name in data.files}
-    meta = json.loads(str(arrays["meta"]))
-    meta["corners"].update(corrupt)
-    arrays["meta"] = np.array(json.dumps(meta))
-    with path.open("wb") as handle:
-        np.savez_compressed(handle, **arrays)
+    _rewrite_meta(_deck_with_corners().save(tmp_path),
+                  lambda meta: meta["corners"].update(corrupt))
     with pytest.raises(VisionModelError, match="bad index corners"):
         DeckModel.load("cornered", tmp_path)
 
