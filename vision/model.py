@@ -75,8 +75,11 @@ from vision.roi import (
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
 
-FORMAT_VERSION = 8
-"""8: where the corner reader's rank glyph sits (``corners.anchor``, null if not learnt) and
+FORMAT_VERSION = 9
+"""9: how the corner reader's index lies on the card (``corners.geometry``: the rank glyph's
+centre, the step to its suit and the rank's height; null if not learnt), to find an index
+without its card's outline;
+8: where the corner reader's rank glyph sits (``corners.anchor``, null if not learnt) and
 the cards of the enrolment folder the deck knows nothing of (``missing``, card codes);
 7: the corner reader's rows projected onto principal directions (``corner_centre``,
 ``corner_projection``) and the card sizes its camera showed (``corners.sizes``);
@@ -84,7 +87,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -256,7 +259,9 @@ class DeckModel:
                     "max_distance": self.corners.max_distance,
                     "threshold": self.corners.threshold,
                     "anchor": (None if self.corners.anchor is None
-                               else list(self.corners.anchor))}}
+                               else list(self.corners.anchor)),
+                    "geometry": (None if self.corners.geometry is None
+                                 else self.corners.geometry.to_list())}}
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -361,7 +366,7 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
                   ) -> CornerReader | None:
     """A saved corner reader (:mod:`vision.index_corner`), or None (a deck enrolled
     before issue 16's partly visible cards, or whose whole cards told no card shape)."""
-    from vision.index_corner import CornerReader
+    from vision.index_corner import CornerReader, IndexGeometry
     from vision.partial import CardShape
 
     if value is None:
@@ -397,9 +402,12 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
         if not (0 <= x < 1 and 0 <= y < 1):
             raise ValueError(f"index anchor {value['anchor']!r} is not inside the card")
         anchor = (x, y)
+    geometry = None
+    if value.get("geometry") is not None:  # format 9: how the index lies on the card
+        geometry = IndexGeometry.from_list(value["geometry"])
     return CornerReader(vectors, labels, _split_from(value["split"]), box,
                         CardShape(stretch, aspect, sizes), *limits, centre, projection,
-                        anchor)
+                        anchor, geometry)
 
 
 def _deck_limits_from(value: object) -> tuple[float, float]:

@@ -14,8 +14,13 @@ not read either, the card is looked for again in part (the whole card as found m
 in a hand, or be part of the card). A whole card the whole-card read takes is declined when its
 index (where the deck learnt its corners) reads as another card. Where the deck learnt the size
 of its cards in the camera's view, a card of quite another size is declined (another camera, or
-the camera moved). A deck that lacks cards of its enrolment folder declines every card of
-their ranks and suits (:attr:`vision.model.DeckModel.missing`).
+the camera moved). A frame where no card is read by its outline, whole or in part, is
+searched for an index alone (:mod:`vision.index_first`: a rank glyph with its suit under it,
+of the deck's size), read under the corner reader's limits; never over a decline where the
+frame disagrees with itself (the card and its index, or an index beside a hand read from
+both sides, naming different cards) or a card of another size. A deck that lacks cards of
+its enrolment folder declines every card of their ranks and suits
+(:attr:`vision.model.DeckModel.missing`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from shoe_controller.cards import Card
 from vision.detect import CardInPart, Detection, detect, rectify, survey
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerReader
+from vision.index_first import read_by_index
 from vision.model import DeckModel, Match, card_of
 from vision.partial import usable_corners
 
@@ -44,6 +50,9 @@ class Recognition:
     best_guess: Card | None
     reason: str
     seconds: float
+    conclusive: bool = False
+    """A decline no other search may overturn: the frame's evidence disagrees with itself
+    (the card and its index name different cards), or the card is not this camera's."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"card": None if self.card is None else self.card.code,
@@ -88,6 +97,18 @@ class Recogniser:
     def _recognise(self, frame: np.ndarray, start: float) -> Recognition:
         if self.model.roi is not None:  # a fixed camera: the region is the index
             return self._decide(self.model.read(frame), start)
+        read = self._read_outline(frame, start)
+        corners = self.model.corners
+        if read.card is None and not read.conclusive and corners is not None:
+            # No card read by its outline, whole or in part: its index may still show whole
+            # (a hand over the rest of the card, the frame cutting two sides).
+            by_index = self._read_index_alone(frame, corners, start)
+            if by_index is not None and by_index.card is not None:
+                return by_index
+        return read
+
+    def _read_outline(self, frame: np.ndarray, start: float) -> Recognition:
+        """The card found by its outline (whole, with a looser mask, or in part) and read."""
         quad, hand = survey(frame)
         found = None if quad is None else Detection(quad, rectify(frame, quad))
         match = None if found is None else self.model.match(found.card)
@@ -149,7 +170,7 @@ class Recogniser:
             return decided
         return Recognition(None, 0.0, decided.distance, decided.card,
                            f"the card reads as {decided.card.code} but its index as "
-                           f"{index.code}", time.perf_counter() - start)
+                           f"{index.code}", time.perf_counter() - start, conclusive=True)
 
     def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: CardInPart | None,
                      start: float) -> Recognition:
@@ -173,8 +194,24 @@ class Recogniser:
                 return Recognition(None, 0.0, read.distance, read.card,
                                    f"the index beside a hand reads as {read.card.code}, "
                                    f"or as {said} from the side opposite the hand",
-                                   time.perf_counter() - start)
+                                   time.perf_counter() - start, conclusive=True)
         return read
+
+    def _read_index_alone(self, frame: np.ndarray, corners: CornerReader, start: float
+                          ) -> Recognition | None:
+        """A card placed by an index found without its outline (:mod:`vision.index_first`),
+        under the corner reader's limits (a threshold set by hand raises them); None when
+        no index-like pair of glyphs in the frame looks like the deck's."""
+        read = read_by_index(frame, corners)
+        if read is None:
+            return None
+        match = Match(card_of(read.label), read.confidence, read.distance,
+                      None if read.runner_up is None else card_of(read.runner_up))
+        threshold = corners.threshold
+        if self.threshold != self.model.threshold:
+            threshold = max(threshold, self.threshold)
+        return self._decide(match, start, corners.max_distance, threshold,
+                            "index found alone ")
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
                     start: float, whole: Match | None = None) -> Recognition | None:
@@ -250,4 +287,5 @@ def _other_size(quad: np.ndarray, corners: CornerReader, start: float) -> Recogn
     return Recognition(None, 0.0, float("inf"), None,
                        f"a card {corners.shape.size(quad):.0f} pixels wide, where this deck's "
                        f"were {low:.0f} to {high:.0f} at enrolment: another camera, or the "
-                       "camera moved (enrol it again)", time.perf_counter() - start)
+                       "camera moved (enrol it again)", time.perf_counter() - start,
+                       conclusive=True)

@@ -111,18 +111,23 @@ def first_glyph(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, 
     edge of the shoe's top plate over a low card is a wide blob with the rank under it, and
     anchoring on it moved pp2021's 6D_26 far from every enrolment photo."""
     upright = [box for box in boxes if box[2] <= UPRIGHT * box[3]] or boxes
-
-    def stacked(rank: tuple[int, int, int, int]) -> bool:
-        x, y, width, height = rank
-        return any(other is not rank and y + 0.6 * height <= other[1] <= y + 1.6 * height
-                   and abs((other[0] + other[2] / 2) - (x + width / 2)) <= 0.5 * width
-                   and 0.3 * height <= other[3] <= 1.2 * height for other in boxes)
-
-    indexed = [box for box in upright if stacked(box)]
+    indexed = [box for box in upright if suit_under(box, boxes) is not None]
     if indexed:
         return min(indexed, key=lambda box: box[0])
     tallest = max(box[3] for box in upright)
     return min((box for box in upright if box[3] >= 0.5 * tallest), key=lambda box: box[0])
+
+
+def suit_under(rank: tuple[int, int, int, int], boxes: list[tuple[int, int, int, int]]
+               ) -> tuple[int, int, int, int] | None:
+    """The box among ``boxes`` that sits under ``rank`` as an index's suit sits under its
+    rank (below it, about centred, not taller), the nearest; None if there is none."""
+    x, y, width, height = rank
+    under = [other for other in boxes
+             if other is not rank and y + 0.6 * height <= other[1] <= y + 1.6 * height
+             and abs((other[0] + other[2] / 2) - (x + width / 2)) <= 0.5 * width
+             and 0.3 * height <= other[3] <= 1.2 * height]
+    return min(under, key=lambda other: other[1]) if under else None
 
 
 def anchored(region: np.ndarray) -> np.ndarray:

@@ -31,7 +31,8 @@ from vision.detect import (
     find_card,
     survey,
 )
-from vision.index_corner import CornerReader, corner_vector
+from vision.index_corner import CornerReader, IndexGeometry, corner_vector
+from vision.index_first import read_by_index
 from vision.model import DeckModel, VisionModelError, card_of
 from vision.partial import (
     CardShape,
@@ -314,7 +315,8 @@ def _deck_with_corners() -> DeckModel:
     labels = np.array([0, 0, 1, 1])
     reader = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3),
                           CardShape(STRETCH, ASPECT, (180.0, 230.0)), 0.9, 0.2,
-                          anchor=(0.045, 0.05))
+                          anchor=(0.045, 0.05),
+                          geometry=IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1))
     return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
 
 
@@ -339,6 +341,20 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     assert np.array_equal(loaded.vectors, deck.corners.vectors)
     assert np.array_equal(loaded.labels, deck.corners.labels)
     assert loaded.anchor == (0.045, 0.05)
+    assert loaded.geometry == IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1)
+
+
+def test_a_deck_enrolled_before_its_index_geometry_loads_without_it(tmp_path: Path) -> None:
+    """A format 8 deck has no index geometry: it loads, and reads no index found alone."""
+
+    def as_format_8(meta: dict[str, Any]) -> None:
+        meta["format"] = 8
+        del meta["corners"]["geometry"]
+
+    _rewrite_meta(_deck_with_corners().save(tmp_path), as_format_8)
+    loaded = DeckModel.load("cornered", tmp_path).corners
+    assert loaded is not None and loaded.geometry is None and loaded.anchor is not None
+    assert read_by_index(np.full((480, 640, 3), 200, np.uint8), loaded) is None
 
 
 def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
@@ -348,6 +364,7 @@ def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
     def as_format_7(meta: dict[str, Any]) -> None:
         meta["format"] = 7
         del meta["corners"]["anchor"]
+        del meta["corners"]["geometry"]
 
     _rewrite_meta(_deck_with_corners().save(tmp_path), as_format_7)
     loaded = DeckModel.load("cornered", tmp_path).corners
@@ -363,6 +380,10 @@ def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
     {"sizes": [220.0, 200.0]},
     {"anchor": [1.2, 0.05]},  # beyond the card
     {"anchor": [0.05]},
+    {"geometry": [0.09, 0.1, 0.0, 0.0, 0.1]},  # no step from rank to suit
+    {"geometry": [0.09, 0.1, 0.0, -0.1, 0.1]},  # the suit over the rank
+    {"geometry": [0.09, 1.1, 0.0, 0.1, 0.1]},  # beyond the card
+    {"geometry": [0.09, 0.1, 0.1, 0.1]},
 ])
 def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
                                                   ) -> None:

@@ -48,7 +48,9 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 641 right (83.1 %; 642 before
+    out of the whole-card deck with fewer than 2; 771 read): 678 right (87.9 %; 641 before
+    a frame where no card was read by its outline was searched for an index alone,
+    vision.index_first; 642 before
     an index read a shift made surer needed the card read whole to name it too; 634 before
     the index corners were moved to where the deck's rank glyph sits,
     vision.index_corner.anchored_index, and their floor raised from 0.2 to 0.3; 620 before
@@ -67,8 +69,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 83.5 %, none wrong.
-    Asserted: no wrong read, at least 82.5 % right (the time is the bench's to show); the deck
+    its index corners alone), none wrong, the rest declined; seed 7 89.9 %, none wrong.
+    Asserted: no wrong read, at least 86.5 % right (the time is the bench's to show); the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -82,7 +84,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.825, result.to_dict()
+    assert result.accuracy >= 0.865, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -99,10 +101,32 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     assert np.array_equal(loaded.projection, corners.projection)
     assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
     assert corners.anchor is not None and loaded.anchor == corners.anchor
+    assert corners.geometry is not None and loaded.geometry == corners.geometry
     recogniser = Recogniser(held.model)
     for path, card in _flagged():
         read = recogniser.recognise(read_image(path))
         assert read.card is None or read.card == card, (path.name, read)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "code"), [("9H_s2_23", "9H"), ("KH_s2_45", "KH"),
+                                            ("JH_s1_02", "JH"), ("9H_s1_15", "9H")])
+def test_a_card_no_outline_finds_is_read_by_its_index_alone(
+        held_2024: HoldoutResult, name: str, code: str) -> None:
+    """Cards whose outline no search finds (a hand over most of them, a hand holding one up
+    off the felt, one the frame cuts at two sides) show an index corner whole (read at 0.53,
+    0.55, 0.39 and 0.45 against a threshold of 0.3): found by its rank and suit
+    glyphs alone (vision.index_first) and read under the corner reader's own limits."""
+    cv2.setNumThreads(1)
+    assert held_2024.model is not None and held_2024.model.corners is not None
+    assert held_2024.model.corners.geometry is not None
+    recogniser = Recogniser(held_2024.model)
+    frame = read_image(HEARTS / f"{name}.jpg")
+    by_outline = recogniser._read_outline(frame, 0.0)
+    assert by_outline.card is None and not by_outline.conclusive, by_outline
+    read = recogniser.recognise(frame)
+    assert read.card == Card.from_code(code), read
+    assert read.confidence >= held_2024.model.corners.threshold, read
 
 
 @pytest.mark.slow

@@ -1,0 +1,120 @@
+"""A card found by its index alone (vision.index_first): the frame's rank-and-suit pairs place
+the card, and the place is where the card was drawn.
+
+References of their own: a card drawn with a rank glyph and a suit glyph under it at known
+places, put into a frame of felt by a known turn, scale and camera stretch; the index
+geometry is the drawn one, not learnt by the code under test (learn_geometry is checked
+against the same drawing).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.detect import CARD_SIZE
+from vision.index_corner import IndexGeometry, learn_geometry
+from vision.index_first import MAX_PLACEMENTS, placements
+from vision.partial import CardShape
+
+BOX = (0.0, 0.0, 0.2, 0.3)
+RANK_AT, RANK_SIZE = (9, 14), (16, 26)  # pixels of the rectified card
+SUIT_CENTRE = (17, 52)
+RED = (40, 40, 200)
+FELT = (40, 90, 30)
+FRAME = (540, 960)  # rows, columns
+STRETCH = 1.14  # the camera's horizontal pixel scale over its vertical (cardai's)
+
+
+def _card() -> np.ndarray:
+    """A white rectified card: a rank glyph (an L) with a suit glyph (a disc) under it at the
+    top-left, the same turned half round at the bottom-right, pips between."""
+    width, height = CARD_SIZE
+    card = np.full((height, width, 3), 245, np.uint8)
+    x, y = RANK_AT
+    w, h = RANK_SIZE
+    cv2.rectangle(card, (x, y), (x + 4, y + h - 1), RED, -1)
+    cv2.rectangle(card, (x, y + h - 5), (x + w - 1, y + h - 1), RED, -1)
+    cv2.circle(card, SUIT_CENTRE, 7, RED, -1)
+    card[height // 2:] = cv2.rotate(card[: height - height // 2], cv2.ROTATE_180)
+    for centre in ((60, 90), (140, 90), (60, 200), (140, 200)):
+        cv2.circle(card, centre, 16, RED, -1)
+    return card
+
+
+# The L's centroid (pixel indices): its upright bar (5 x 26, centre 2, 12.5 from its
+# top-left) and the rest of its foot (11 x 5, centre 10, 23).
+RANK_CENTRE = (RANK_AT[0] + (130 * 2 + 55 * 10) / 185, RANK_AT[1] + (130 * 12.5 + 55 * 23) / 185)
+DRAWN = IndexGeometry((RANK_CENTRE[0] / CARD_SIZE[0], RANK_CENTRE[1] / CARD_SIZE[1]),
+                      ((SUIT_CENTRE[0] - RANK_CENTRE[0]) / CARD_SIZE[1],
+                       (SUIT_CENTRE[1] - RANK_CENTRE[1]) / CARD_SIZE[1]),
+                      RANK_SIZE[1] / CARD_SIZE[1])
+
+
+def _placed(turn: float, scale: float, at: tuple[float, float]) -> np.ndarray:
+    """The map (2 x 3) from rectified card pixels to frame pixels of a card turned by
+    ``turn`` degrees, ``scale`` frame pixels per card pixel (square pixels), its top-left
+    corner at ``at`` (square pixels), then stretched by the camera."""
+    angle = np.radians(turn)
+    across = np.array([np.cos(angle), np.sin(angle)])
+    along = np.array([-np.sin(angle), np.cos(angle)])
+    square = np.column_stack([scale * across, scale * along, at])
+    return (np.diag([STRETCH, 1.0]) @ square).astype(np.float32)
+
+
+def _frame(matrix: np.ndarray) -> np.ndarray:
+    frame = np.full((*FRAME, 3), FELT, np.uint8)
+    return cv2.warpAffine(_card(), matrix, (FRAME[1], FRAME[0]), dst=frame,
+                          borderMode=cv2.BORDER_TRANSPARENT)
+
+
+def _where(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    result: np.ndarray = points @ matrix[:, :2].T + matrix[:, 2]
+    return result
+
+
+INDEX_POINTS = np.array([[0.0, 0.0], [60.0, 0.0], [0.0, 90.0], [60.0, 90.0]])
+"""The rectified card's index corner (pixels): what the read looks at."""
+
+
+@settings(max_examples=30, deadline=None)
+@given(turn=st.floats(0, 360), scale=st.floats(0.9, 1.3),
+       x=st.floats(0.3, 0.7), y=st.floats(0.3, 0.7))
+def test_an_index_places_its_card_where_it_was_drawn(turn: float, scale: float, x: float,
+                                                     y: float) -> None:
+    """Whatever the turn, scale and place (the card wholly or partly in view), one of the
+    placements puts the index corner within 3 % of the card's width of where it was drawn,
+    at one of the card's two index corners."""
+    at = (x * FRAME[1] / STRETCH, y * FRAME[0])
+    matrix = _placed(turn, scale, at)
+    shape = CardShape(STRETCH, 1.45, (0.9 * CARD_SIZE[0], 1.3 * CARD_SIZE[0]))
+    maps = placements(_frame(matrix), DRAWN, shape)
+    assert 1 <= len(maps) <= MAX_PLACEMENTS
+    half = np.array([[-1.0, 0.0, CARD_SIZE[0] - 1], [0.0, -1.0, CARD_SIZE[1] - 1]])
+    truths = [matrix, matrix @ np.vstack([half, [0, 0, 1]])]  # either index, turned up
+    tolerance = 0.03 * CARD_SIZE[0] * scale * STRETCH
+    errors = [np.abs(_where(found, INDEX_POINTS) - _where(truth, INDEX_POINTS)).max()
+              for found in maps for truth in truths]
+    assert min(errors) <= tolerance, (min(errors), tolerance)
+
+
+def test_felt_alone_or_a_card_of_another_size_places_nothing() -> None:
+    shape = CardShape(STRETCH, 1.45, (0.9 * CARD_SIZE[0], 1.3 * CARD_SIZE[0]))
+    assert placements(np.full((*FRAME, 3), FELT, np.uint8), DRAWN, shape) == []
+    far = _frame(_placed(30.0, 0.4, (300.0, 200.0)))  # a card 80 pixels across
+    assert placements(far, DRAWN, shape) == []
+    assert placements(_frame(_placed(0.0, 1.0, (300.0, 200.0))), DRAWN,
+                      CardShape(STRETCH, 1.45)) == []  # no sizes learnt
+
+
+def test_the_geometry_learnt_is_the_drawn_one() -> None:
+    card = _card()
+    learnt = learn_geometry([card, cv2.rotate(card, cv2.ROTATE_180)], BOX)
+    assert learnt is not None
+    assert np.allclose(learnt.rank_centre, DRAWN.rank_centre, atol=2 / CARD_SIZE[1])
+    assert np.allclose(learnt.step, DRAWN.step, atol=2 / CARD_SIZE[1])
+    assert abs(learnt.rank_height - DRAWN.rank_height) <= 2 / CARD_SIZE[1]
+    blank = np.full((CARD_SIZE[1], CARD_SIZE[0], 3), 245, np.uint8)
+    assert learn_geometry([blank, blank, card], BOX) is None  # found in too few
