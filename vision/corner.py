@@ -54,12 +54,30 @@ def box_features(card: np.ndarray, box: Box) -> np.ndarray:
     return np.concatenate([shape, REDNESS_WEIGHT * redness]).astype(np.float32)
 
 
+WHITE_QUANTILE = 0.95
+
+
 def white_balanced(card: np.ndarray) -> np.ndarray:
-    """Undo a colour cast: scale each channel so the card's brightest tenth is neutral."""
-    small = card[::4, ::4].reshape(-1, 3).astype(np.float32)
-    white = np.maximum(np.percentile(small, 95, axis=0), 16.0)
+    """Undo a colour cast: scale each channel so the card's brightest twentieth (its 95th
+    percentile, on every fourth pixel of every fourth row) is neutral. A read balances a
+    card or a corner several times, so this is done cheaply: the percentile by a partial
+    sort (numpy's linear interpolation), the gains by a lookup table of each channel's 256
+    levels (the product truncated, as a float multiply cast to bytes would be)."""
+    if card.ndim != 3 or card.shape[2] != 3 or card.dtype != np.uint8:
+        raise ValueError(f"white balance needs a BGR image of bytes, not {card.shape} "
+                         f"{card.dtype}")
+    small = card[::4, ::4].reshape(-1, 3).T.copy()  # (3, pixels): each channel contiguous
+    place = WHITE_QUANTILE * (small.shape[1] - 1)
+    low = int(place)
+    high = min(low + 1, small.shape[1] - 1)
+    ordered = np.partition(small, (low, high), axis=1).astype(np.float32)
+    white = ordered[:, low] + (ordered[:, high] - ordered[:, low]) * np.float32(place - low)
+    white = np.maximum(white, np.float32(16.0))
     gains = white.max() / white
-    return np.clip(card.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+    levels = np.arange(256, dtype=np.float32)[:, None] * gains[None, :]
+    table = np.clip(levels, 0, 255).astype(np.uint8).reshape(256, 1, 3)
+    balanced: np.ndarray = cv2.LUT(card, table)
+    return balanced
 
 
 def features(card: np.ndarray, layout: str) -> np.ndarray:

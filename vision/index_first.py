@@ -12,8 +12,9 @@ deck's corner reader under its own limits, as any index corner read alone; a pai
 not an index (two pips, a crease of a hand) looks like none of the deck's indexes and is
 beyond its distance limit.
 
-cardai (5 photos per card), the frames every other search declined: draws 2024, 7 and 11
-read 20, 30 and 51 more of 771, none wrong; over all 771 frames of draw 2024 the most
+cardai (5 photos per card), the frames every other search declined: draws 2024, 7, 11 and
+3 read 684, 699, 692 and 698 of 771 with it (641, 644, 610 and 639 without), none wrong. A
+first version, over all 771 frames of draw 2024 whatever the other searches read: the most
 confident wrong read of an index found this way was 0.215, under that deck's corner
 threshold of 0.3.
 """
@@ -34,7 +35,11 @@ if TYPE_CHECKING:
 SIZE_SLACK = 1.2
 """How much smaller or larger than the deck's enrolment cards (their least and greatest
 short side in the frame) a card found by its index may be."""
-INK_CONTRAST = 12  # grey levels darker than the paper around it (as vision.roi.glyph_boxes)
+INK_CONTRAST = 8
+"""Grey levels darker than the mean around it that a glyph's ink is: less than the 12 of
+:func:`vision.roi.glyph_boxes` (a fixed camera's close view), as a thin red rank in a dim
+frame is barely darker than its paper (cardai s1's "10"). cardai, draws 2024, 7, 11 and 3:
+684, 699, 692 and 698 of 771 read with 8, 684, 693, 682 and 693 with 12, none wrong."""
 MAX_PLACEMENTS = 8
 """The most pairs read in one frame (the likeliest first): each is a corner read (about
 1.5 ms of one core); a frame of scattered pips may offer dozens."""
@@ -42,6 +47,16 @@ RANK_SPAN = (0.6, 1.6)
 """A rank glyph's bounding box, its larger side, against the height the geometry expects
 (turned 45 degrees, a glyph's box is up to 1.4 times its height)."""
 SUIT_SPAN = (0.4, 1.4)
+SECONDED_SHARE = 0.9
+"""An index found alone and read under the corner threshold, though over this share of it,
+is taken when the card as its outline placed it (whole or in part) was read, unsurely, as
+the same card: a second read, of another placement
+(:meth:`vision.recognise.Recogniser.recognise`). The two are reads of the same glyphs, so
+they can be wrong together: cardai draw 11 had a 5H read as 3H at 0.214 both ways (under a
+threshold of 0.3), draw 3 one at 0.05. At 0.9 of the threshold (0.27 for those decks, 1.25
+times the worst, as the corner reader's floor stands over its own worst,
+:data:`vision.index_corner.MIN_CORNER_THRESHOLD`), draws 2024, 7, 11 and 3 read 3, 1, 3 and
+1 more of 771, none wrong."""
 
 
 def placements(frame: np.ndarray, geometry: IndexGeometry, shape: CardShape
@@ -72,21 +87,46 @@ def placements(frame: np.ndarray, geometry: IndexGeometry, shape: CardShape
         return []
     points = centres[1:count][blobs] / np.array([shape.stretch, 1.0])  # square pixels
     sizes = extent[blobs]
-    apart = points[None, :, :] - points[:, None, :]  # [rank, suit] -> suit minus rank
+    rank_points, rank_sizes = _with_two_glyph_ranks(points, sizes,
+                                                    stats[1:count, 4][blobs].astype(float))
+    apart = points[None, :, :] - rank_points[:, None, :]  # [rank, suit]: suit minus rank
     distance = np.hypot(apart[..., 0], apart[..., 1])
     expected = distance * rank_per_step  # the rank glyph's height at that scale
     fits = ((distance >= least) & (distance <= most)
-            & (sizes[:, None] >= RANK_SPAN[0] * expected)
-            & (sizes[:, None] <= RANK_SPAN[1] * expected)
+            & (rank_sizes[:, None] >= RANK_SPAN[0] * expected)
+            & (rank_sizes[:, None] <= RANK_SPAN[1] * expected)
             & (sizes[None, :] >= SUIT_SPAN[0] * expected)
             & (sizes[None, :] <= SUIT_SPAN[1] * expected))
     ranks, suits = np.nonzero(fits)
-    misfit = np.abs(np.log(sizes[ranks] / expected[ranks, suits]))
+    misfit = np.abs(np.log(rank_sizes[ranks] / expected[ranks, suits]))
     maps = []
     for pair in np.argsort(misfit, kind="stable")[:MAX_PLACEMENTS]:
         rank, suit = ranks[pair], suits[pair]
-        maps.append(_card_to_frame(points[rank], apart[rank, suit], geometry, shape.stretch))
+        maps.append(_card_to_frame(rank_points[rank], apart[rank, suit], geometry,
+                                   shape.stretch))
     return maps
+
+
+TWO_GLYPHS = 0.9
+"""Two blobs of about one height whose centroids lie closer than this share of it may be one
+rank printed as two glyphs (a "10")."""
+
+
+def _with_two_glyph_ranks(points: np.ndarray, sizes: np.ndarray, areas: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """The blobs that may be a rank: each blob, and each two side by side that may be one
+    rank of two glyphs (:data:`TWO_GLYPHS`), at their joint centroid. A "10" read by its
+    "1" or its "0" alone places the card turned by some 15 degrees (the suit lies under the
+    pair, not under either glyph)."""
+    apart = np.hypot(*(points[None, :, :] - points[:, None, :]).transpose(2, 0, 1))
+    ratio = sizes[:, None] / sizes[None, :]
+    alike = (ratio >= 0.7) & (ratio <= 1 / 0.7)
+    near = apart <= TWO_GLYPHS * np.maximum(sizes[:, None], sizes[None, :])
+    first, second = np.nonzero(np.triu(alike & near, k=1))
+    weight = (areas[first] + areas[second])[:, None]
+    joint = (points[first] * areas[first, None] + points[second] * areas[second, None]) / weight
+    return (np.vstack([points, joint]),
+            np.concatenate([sizes, np.maximum(sizes[first], sizes[second])]))
 
 
 def _card_to_frame(rank: np.ndarray, step: np.ndarray, geometry: IndexGeometry,

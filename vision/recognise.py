@@ -35,7 +35,7 @@ from shoe_controller.cards import Card
 from vision.detect import CardInPart, Detection, detect, rectify, survey
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerReader
-from vision.index_first import read_by_index
+from vision.index_first import SECONDED_SHARE, read_by_index
 from vision.model import DeckModel, Match, card_of
 from vision.partial import usable_corners
 
@@ -102,7 +102,7 @@ class Recogniser:
         if read.card is None and not read.conclusive and corners is not None:
             # No card read by its outline, whole or in part: its index may still show whole
             # (a hand over the rest of the card, the frame cutting two sides).
-            by_index = self._read_index_alone(frame, corners, start)
+            by_index = self._read_index_alone(frame, corners, start, read.best_guess)
             if by_index is not None and by_index.card is not None:
                 return by_index
         return read
@@ -197,11 +197,14 @@ class Recogniser:
                                    time.perf_counter() - start, conclusive=True)
         return read
 
-    def _read_index_alone(self, frame: np.ndarray, corners: CornerReader, start: float
-                          ) -> Recognition | None:
+    def _read_index_alone(self, frame: np.ndarray, corners: CornerReader, start: float,
+                          seconded: Card | None) -> Recognition | None:
         """A card placed by an index found without its outline (:mod:`vision.index_first`),
-        under the corner reader's limits (a threshold set by hand raises them); None when
-        no index-like pair of glyphs in the frame looks like the deck's."""
+        under the corner reader's limits (a threshold set by hand raises them), or over
+        :data:`vision.index_first.SECONDED_SHARE` of its threshold when the card found by
+        its outline was read, unsurely, as the same card (``seconded``: a second read, of
+        another placement). None when no index-like pair of glyphs in the frame looks like
+        the deck's."""
         read = read_by_index(frame, corners)
         if read is None:
             return None
@@ -210,6 +213,8 @@ class Recogniser:
         threshold = corners.threshold
         if self.threshold != self.model.threshold:
             threshold = max(threshold, self.threshold)
+        elif match.card == seconded:
+            threshold *= SECONDED_SHARE
         return self._decide(match, start, corners.max_distance, threshold,
                             "index found alone ")
 

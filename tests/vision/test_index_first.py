@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,3 +119,39 @@ def test_the_geometry_learnt_is_the_drawn_one() -> None:
     assert abs(learnt.rank_height - DRAWN.rank_height) <= 2 / CARD_SIZE[1]
     blank = np.full((CARD_SIZE[1], CARD_SIZE[0], 3), 245, np.uint8)
     assert learn_geometry([blank, blank, card], BOX) is None  # found in too few
+
+
+def _ten_card() -> tuple[np.ndarray, IndexGeometry]:
+    """A card whose rank is printed as two glyphs side by side (a bar and a ring: a "10"),
+    centred over its suit, and that index's geometry (the pair's joint centroid)."""
+    width, height = CARD_SIZE
+    card = np.full((height, width, 3), 245, np.uint8)
+    cv2.rectangle(card, (7, 14), (10, 39), RED, -1)  # the "1": 4 x 26
+    cv2.ellipse(card, (20, 27), (6, 12), 0, 0, 360, RED, 3)  # the "0", beside it
+    cv2.circle(card, (15, 52), 7, RED, -1)
+    dark = card.min(axis=2)
+    ys, xs = np.nonzero(dark[10:44, 0:30] < 128)
+    centre = (xs.mean(), 10 + ys.mean())  # the pair's joint centroid
+    geometry = IndexGeometry((centre[0] / width, centre[1] / height),
+                             ((15 - centre[0]) / height, (52 - centre[1]) / height),
+                             26 / height)
+    card[height // 2:] = cv2.rotate(card[: height - height // 2], cv2.ROTATE_180)
+    return card, geometry
+
+
+@pytest.mark.parametrize("turn", [0.0, 37.0, 160.0, 290.0])
+def test_a_rank_of_two_glyphs_places_its_card_as_one(turn: float) -> None:
+    """A "10" is found as two blobs; each alone would turn the card by some 15 degrees (the
+    suit lies under the pair, not under either glyph): taken together, the card is placed
+    where it was drawn."""
+    card, geometry = _ten_card()
+    matrix = _placed(turn, 1.1, (300.0, 200.0))
+    frame = np.full((*FRAME, 3), FELT, np.uint8)
+    frame = cv2.warpAffine(card, matrix, (FRAME[1], FRAME[0]), dst=frame,
+                           borderMode=cv2.BORDER_TRANSPARENT)
+    shape = CardShape(STRETCH, 1.45, (0.9 * CARD_SIZE[0], 1.3 * CARD_SIZE[0]))
+    maps = placements(frame, geometry, shape)
+    tolerance = 0.03 * CARD_SIZE[0] * 1.1 * STRETCH
+    errors = [np.abs(_where(found, INDEX_POINTS) - _where(matrix, INDEX_POINTS)).max()
+              for found in maps]
+    assert errors and min(errors) <= tolerance, (errors, tolerance)

@@ -48,7 +48,7 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 678 right (87.9 %; 641 before
+    out of the whole-card deck with fewer than 2; 771 read): 684 right (88.7 %; 641 before
     a frame where no card was read by its outline was searched for an index alone,
     vision.index_first; 642 before
     an index read a shift made surer needed the card read whole to name it too; 634 before
@@ -69,8 +69,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 89.9 %, none wrong.
-    Asserted: no wrong read, at least 86.5 % right (the time is the bench's to show); the deck
+    its index corners alone), none wrong, the rest declined; seed 7 90.7 %, none wrong.
+    Asserted: no wrong read, at least 87.5 % right (the time is the bench's to show); the deck
     learnt the camera's card shape and sizes and keeps its index corners when saved; and
     of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -84,7 +84,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.865, result.to_dict()
+    assert result.accuracy >= 0.875, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -114,8 +114,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
 def test_a_card_no_outline_finds_is_read_by_its_index_alone(
         held_2024: HoldoutResult, name: str, code: str) -> None:
     """Cards whose outline no search finds (a hand over most of them, a hand holding one up
-    off the felt, one the frame cuts at two sides) show an index corner whole (read at 0.53,
-    0.55, 0.39 and 0.45 against a threshold of 0.3): found by its rank and suit
+    off the felt, one the frame cuts at two sides) show an index corner whole (read at 0.64,
+    0.62, 0.37 and 0.47 against a threshold of 0.3): found by its rank and suit
     glyphs alone (vision.index_first) and read under the corner reader's own limits."""
     cv2.setNumThreads(1)
     assert held_2024.model is not None and held_2024.model.corners is not None
