@@ -43,6 +43,10 @@ frame is barely darker than its paper (cardai s1's "10"). cardai, draws 2024, 7,
 MAX_PLACEMENTS = 8
 """The most pairs read in one frame (the likeliest first): each is a corner read (about
 1.5 ms of one core); a frame of scattered pips may offer dozens."""
+MAX_BLOBS = 300
+"""The most glyph-sized blobs paired in one frame (those nearest the expected glyph size):
+cardai's frames show at most 69, pp2021's 10; a table patterned with glyph-sized dots would
+otherwise make every pair of thousands."""
 RANK_SPAN = (0.6, 1.6)
 """A rank glyph's bounding box, its larger side, against the height the geometry expects
 (turned 45 degrees, a glyph's box is up to 1.4 times its height)."""
@@ -63,7 +67,7 @@ def placements(frame: np.ndarray, geometry: IndexGeometry, shape: CardShape
                ) -> list[np.ndarray]:
     """Affine maps (2 x 3, rectified card pixels to frame pixels) of the cards the frame's
     rank-and-suit pairs place, the likeliest first (the rank glyph's size nearest the
-    expected), at most :data:`MAX_PLACEMENTS`. None without the camera's card sizes."""
+    expected), at most :data:`MAX_PLACEMENTS`; none without the camera's card sizes."""
     if shape.sizes is None:
         return []
     card_width, card_height = CARD_SIZE
@@ -85,6 +89,10 @@ def placements(frame: np.ndarray, geometry: IndexGeometry, shape: CardShape
     blobs = np.flatnonzero(sized)
     if len(blobs) < 2:
         return []
+    if len(blobs) > MAX_BLOBS:  # a patterned table: the pairs are counted in the square
+        typical = np.sqrt(least * most) * rank_per_step
+        blobs = blobs[np.argsort(np.abs(np.log(extent[blobs] / typical)),
+                                 kind="stable")[:MAX_BLOBS]]
     points = centres[1:count][blobs] / np.array([shape.stretch, 1.0])  # square pixels
     sizes = extent[blobs]
     rank_points, rank_sizes = _with_two_glyph_ranks(points, sizes,

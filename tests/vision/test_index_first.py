@@ -155,3 +155,14 @@ def test_a_rank_of_two_glyphs_places_its_card_as_one(turn: float) -> None:
     errors = [np.abs(_where(found, INDEX_POINTS) - _where(matrix, INDEX_POINTS)).max()
               for found in maps]
     assert errors and min(errors) <= tolerance, (errors, tolerance)
+
+
+def test_a_table_patterned_with_glyph_sized_dots_is_searched_in_bounded_time() -> None:
+    """Thousands of glyph-sized blobs (a polka-dot cloth) are not all paired: at most
+    MAX_BLOBS are, and at most MAX_PLACEMENTS placements come back."""
+    frame = np.full((*FRAME, 3), 235, np.uint8)
+    for y in range(10, FRAME[0] - 10, 14):
+        for x in range(10 + (y // 14) % 2 * 7, FRAME[1] - 10, 14):
+            cv2.circle(frame, (x, y), 4, (30, 30, 30), -1)
+    shape = CardShape(STRETCH, 1.45, (0.35 * CARD_SIZE[0], 0.6 * CARD_SIZE[0]))
+    assert len(placements(frame, DRAWN, shape)) <= MAX_PLACEMENTS
