@@ -268,8 +268,7 @@ class CornerReader:
         """The card by its usable index ``corners`` of the rectified ``card``; when two
         corners are usable, the nearer read, and if they disagree no confidence, or a
         disputed read (:func:`combined_read`)."""
-        return combined_read([self._nearest(self.vector(turned(card, corner)))
-                              for corner in corners])
+        return combined_read(self.read_each([turned(card, corner) for corner in corners]))
 
     def read_aligned(self, card: np.ndarray, corners: Sequence[int]) -> CornerRead | None:
         """:meth:`read`, and when it is unsure, the nearer corner read again shifted by each
@@ -279,34 +278,42 @@ class CornerReader:
         back reads the card more surely. Never another card: a shift that reads as
         another is a doubt, not an answer. The threshold is set with the same shifts
         (:func:`learn_corners`)."""
-        reads = {corner: self._nearest(self.vector(turned(card, corner))) for corner in corners}
+        reads = dict(zip(corners, self.read_each([turned(card, corner) for corner in corners]),
+                         strict=True))
         plain = combined_read(list(reads.values()))
         if (plain is None or plain.confidence >= self.threshold
                 or any(read.label != plain.label for read in reads.values())):
             return plain
         corner = min(reads, key=lambda one: reads[one].distance)
         best = reads[corner]
-        for shift in ALIGN_SHIFTS:
-            read = self._nearest(self.vector(shifted(turned(card, corner), shift)))
+        view = turned(card, corner)
+        for read in self.read_each([shifted(view, shift) for shift in ALIGN_SHIFTS]):
             if (read.label == plain.label and read.distance <= self.max_distance
                     and read.confidence > best.confidence
                     and read.confidence >= ALIGN_MIN_CONFIDENCE):
                 best = replace(read, lifted=True)
         return best
 
-    def _nearest(self, vector: np.ndarray) -> CornerRead:
-        # einsum, not BLAS: a read stays on its one core (OpenBLAS shares products this
-        # large among its threads, which then compete with the table's own for the cores).
-        # The same reads on all four cardai draws, and CPU p95 alike (11.6 against 11.0 ms
-        # with two other processes busy).
+    def read_each(self, views: Sequence[np.ndarray]) -> list[CornerRead]:
+        """Each of ``views`` (rectified cards, the index to read at the top-left) read on
+        its own: the nearest enrolled corner and the margin over the nearest other card."""
+        if not views:
+            return []
+        vectors = np.stack([self.vector(view) for view in views])
+        # One matrix product for all of a read's corners, not one per corner: the
+        # projection (cardai: 5340 x 512 numbers, 11 MB) is then read from memory once. On
+        # one core, 8 corners take 2.0 ms so, against 5.6 ms one at a time.
         if self.projection is None or self.centre is None:
-            similar = np.einsum("ij,j->i", self.vectors, vector)
-            distances = np.sqrt(np.maximum(2.0 - 2.0 * similar, 0.0))
+            distances = np.sqrt(np.maximum(2.0 - 2.0 * (vectors @ self.vectors.T), 0.0))
         else:
-            point = np.einsum("i,ij->j", vector - self.centre, self.projection)
-            squared = (self._row_norms - 2.0 * np.einsum("ij,j->i", self.vectors, point)
-                       + float(point @ point))
+            points = (vectors - self.centre) @ self.projection
+            squared = (self._row_norms[None, :] - 2.0 * (points @ self.vectors.T)
+                       + (points * points).sum(axis=1)[:, None])
             distances = np.sqrt(np.maximum(squared, 0.0))
+        return [self._nearest(row) for row in distances]
+
+    def _nearest(self, distances: np.ndarray) -> CornerRead:
+        """The read of one corner from its distances to every enrolled row."""
         best = int(np.argmin(distances))
         label = int(self.labels[best])
         others = self.labels != label

@@ -41,8 +41,8 @@ INK_CONTRAST = 8
 frame is barely darker than its paper (cardai s1's "10"). cardai, draws 2024, 7, 11 and 3:
 684, 699, 692 and 698 of 771 read with 8, 684, 693, 682 and 693 with 12, none wrong."""
 MAX_PLACEMENTS = 8
-"""The most pairs read in one frame (the likeliest first): each is a corner read (about
-1.5 ms of one core); a frame of scattered pips may offer dozens."""
+"""The most pairs read in one frame (the likeliest first): each is a corner to read (about
+1 ms of one core); a frame of scattered pips may offer dozens."""
 MAX_BLOBS = 300
 """The most glyph-sized blobs paired in one frame (those nearest the expected glyph size):
 cardai's frames show at most 69, pp2021's 10; a table patterned with glyph-sized dots would
@@ -160,13 +160,9 @@ def read_by_index(frame: np.ndarray, reader: CornerReader) -> CornerRead | None:
     learn its index geometry."""
     if reader.geometry is None:
         return None
-    best = None
-    for matrix in placements(frame, reader.geometry, reader.shape):
-        card = cv2.warpAffine(frame, matrix, CARD_SIZE,
-                              flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                              borderMode=cv2.BORDER_REPLICATE)
-        read = reader.read(card, (0,))
-        if read is not None and read.distance <= reader.max_distance and (
-                best is None or read.distance < best.distance):
-            best = read
-    return best
+    cards = [cv2.warpAffine(frame, matrix, CARD_SIZE,
+                            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                            borderMode=cv2.BORDER_REPLICATE)
+             for matrix in placements(frame, reader.geometry, reader.shape)]
+    near = [read for read in reader.read_each(cards) if read.distance <= reader.max_distance]
+    return min(near, key=lambda read: read.distance, default=None)
