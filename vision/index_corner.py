@@ -97,20 +97,21 @@ def rank_glyph(card: np.ndarray, box: Box) -> Anchor | None:
     index (shares of its width and height), or None when no glyph is found: the first glyph
     (:func:`vision.roi.first_glyph`, a rank with its suit under it) among the glyph-like ink
     near the corner (:data:`GLYPH_SEARCH`)."""
-    height, width = card.shape[:2]
-    boxes = glyph_boxes(card[:_search_bottom(box, height), :_search_right(box, width)])
+    boxes = _corner_glyphs(card, box)
     if not boxes:
         return None
     x, y, _, _ = first_glyph(boxes)
+    height, width = card.shape[:2]
     return x / width, y / height
 
 
-def _search_right(box: Box, width: int) -> int:
-    return max(int(min(1.0, box[2] * GLYPH_SEARCH[0]) * width), 8)
-
-
-def _search_bottom(box: Box, height: int) -> int:
-    return max(int(min(1.0, box[3] * GLYPH_SEARCH[1]) * height), 8)
+def _corner_glyphs(card: np.ndarray, box: Box) -> list[tuple[int, int, int, int]]:
+    """The glyph-like ink (:func:`vision.roi.glyph_boxes`) of a white-balanced rectified
+    card near its top-left corner, as far as :data:`GLYPH_SEARCH` reaches."""
+    height, width = card.shape[:2]
+    right = max(int(min(1.0, box[2] * GLYPH_SEARCH[0]) * width), 8)
+    bottom = max(int(min(1.0, box[3] * GLYPH_SEARCH[1]) * height), 8)
+    return glyph_boxes(card[:bottom, :right])
 
 
 def anchored_index(card: np.ndarray, box: Box, anchor: Anchor) -> np.ndarray:
@@ -181,7 +182,7 @@ def learn_geometry(views: Sequence[np.ndarray], box: Box) -> IndexGeometry | Non
     for view in views:
         card = white_balanced(view)
         height, width = card.shape[:2]
-        boxes = glyph_boxes(card[:_search_bottom(box, height), :_search_right(box, width)])
+        boxes = _corner_glyphs(card, box)
         if not boxes:
             continue
         rank = first_glyph(boxes)

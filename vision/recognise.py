@@ -34,7 +34,7 @@ import numpy as np
 from shoe_controller.cards import Card
 from vision.detect import CardInPart, Detection, detect, rectify, survey
 from vision.in_part import find_in_part
-from vision.index_corner import MIN_CORNER_THRESHOLD, CornerReader
+from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader
 from vision.index_first import SECONDED_SHARE, read_by_index
 from vision.model import DeckModel, Match, card_of
 from vision.partial import usable_corners
@@ -208,12 +208,9 @@ class Recogniser:
         read = read_by_index(frame, corners)
         if read is None:
             return None
-        match = Match(card_of(read.label), read.confidence, read.distance,
-                      None if read.runner_up is None else card_of(read.runner_up))
-        threshold = corners.threshold
-        if self.threshold != self.model.threshold:
-            threshold = max(threshold, self.threshold)
-        elif match.card == seconded:
+        match = _match_of(read)
+        threshold, by_hand = self._corner_threshold(corners)
+        if not by_hand and match.card == seconded:
             threshold *= SECONDED_SHARE
         return self._decide(match, start, corners.max_distance, threshold,
                             "index found alone ")
@@ -227,10 +224,8 @@ class Recogniser:
         read = corners.read_aligned(card, usable)
         if read is None:
             return None
-        match = Match(card_of(read.label), read.confidence, read.distance,
-                      None if read.runner_up is None else card_of(read.runner_up))
-        by_hand = self.threshold != self.model.threshold
-        threshold = max(corners.threshold, self.threshold) if by_hand else corners.threshold
+        match = _match_of(read)
+        threshold, by_hand = self._corner_threshold(corners)
         if read.disputed or read.lifted:
             # The card's other corner said another card, unsurely: this corner is taken only
             # if sure on its own and the card read whole says the same card. (Under the
@@ -249,6 +244,13 @@ class Recogniser:
             # were all right; the most confident wrong read the two agreed on was 0.152.)
             threshold = MIN_CORNER_THRESHOLD
         return self._decide(match, start, corners.max_distance, threshold, "index corner ")
+
+    def _corner_threshold(self, corners: CornerReader) -> tuple[float, bool]:
+        """The threshold an index read alone must reach: the corner reader's, raised by a
+        threshold set by hand (and whether one was)."""
+        by_hand = self.threshold != self.model.threshold
+        return (max(corners.threshold, self.threshold) if by_hand else corners.threshold,
+                by_hand)
 
     def _whole_card_says(self, card: np.ndarray, index: Card, whole: Match | None) -> bool:
         """Whether the rectified ``card``, read as a whole card (``whole``, if that read was
@@ -274,6 +276,12 @@ class Recogniser:
         confidence = 0.0 if unlike else match.confidence
         return Recognition(None if reason else match.card, confidence, match.distance,
                            match.card, reason, time.perf_counter() - start)
+
+
+def _match_of(read: CornerRead) -> Match:
+    """A corner read as a card match."""
+    return Match(card_of(read.label), read.confidence, read.distance,
+                 None if read.runner_up is None else card_of(read.runner_up))
 
 
 def _usable(frame: np.ndarray, found: Detection, corners: CornerReader) -> tuple[int, ...]:
