@@ -73,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
         raise ShoeError(str(exc)) from None
     folder = models_dir(args.models)
     if args.vision_command == "enroll":
-        from vision.bench import enroll_items, read_labels
+        from vision.bench import cards_unknown_to, enroll_items, read_labels
 
         items = read_labels(args.folder)
         model, skipped = enroll_items(args.deck, items, roi)
-        unknown = [card.code for card in model.missing]  # (enroll_items found them)
+        unknown = cards_unknown_to(model, [card for _, card in items])
         path = model.save(folder)
         figures = model.enrolment
         index = ("rank and suit read apart, boxes located on the deck"
