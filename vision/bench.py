@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,11 +83,12 @@ def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None 
     """Enrol a deck from labelled frames; returns the model and the frames skipped because
     no card was found in them (named, so the operator can retake them). With ``roi`` (a
     fixed camera) the frames are not searched for a card: the region is the index corner."""
-    samples, quads, skipped = enrolment_detections(items, roi)
+    samples, quads, skipped, sizes = enrolment_detections(items, roi)
     model = enroll(name, samples, roi=roi, quads=quads)
     if quads is not None:
         learn_partly_found(model, samples, quads, items, skipped)
     mark_missing(model, [card for _, card in items])
+    model.frame_size = one_frame_size(sizes)
     return model, skipped
 
 
@@ -96,6 +97,14 @@ def mark_missing(model: DeckModel, cards: Iterable[Card]) -> None:
     of (:func:`cards_unknown_to`): its reads of a card sharing their rank or suit are then
     declined (:attr:`vision.model.DeckModel.missing`)."""
     model.missing = tuple(Card.from_code(code) for code in cards_unknown_to(model, cards))
+
+
+def one_frame_size(sizes: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
+    """The short and the long side of frames (height, width) that are all of one size,
+    either way round (a camera turned a quarter gives its frames turned); None when they are
+    of several sizes, or there are none (:attr:`vision.model.DeckModel.frame_size`)."""
+    seen = {(min(size), max(size)) for size in sizes}
+    return seen.pop() if len(seen) == 1 else None
 
 
 def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Card]],
@@ -145,20 +154,28 @@ def enrolment_samples(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
                       ) -> tuple[list[tuple[np.ndarray, Card]], list[str]]:
     """The images :func:`vision.model.enroll` learns from: each frame's rectified card (or
     its region, ``roi``), and the names of frames where no card was found."""
-    samples, _, skipped = enrolment_detections(items, roi)
-    return samples, skipped
+    found = enrolment_detections(items, roi)
+    return found.samples, found.skipped
+
+
+class EnrolmentDetections(NamedTuple):
+    samples: list[tuple[np.ndarray, Card]]
+    quads: list[np.ndarray] | None  # each sample's card in its frame; None with a region
+    skipped: list[str]  # the frames where no card was found
+    frame_sizes: list[tuple[int, int]]  # (height, width) of every frame, skipped or not
 
 
 def enrolment_detections(items: Sequence[tuple[Path, Card]], roi: Roi | None = None
-                         ) -> tuple[list[tuple[np.ndarray, Card]], list[np.ndarray] | None,
-                                    list[str]]:
+                         ) -> EnrolmentDetections:
     """:func:`enrolment_samples` and each sample's card in its frame (its quad, which
-    teaches the deck the camera's card shape; None with ``roi``)."""
+    teaches the deck the camera's card shape; None with ``roi``), and the frames' sizes."""
     samples: list[tuple[np.ndarray, Card]] = []
     quads: list[np.ndarray] = []
     skipped: list[str] = []
+    sizes: list[tuple[int, int]] = []
     for path, card in items:
         frame = read_image(path)
+        sizes.append((frame.shape[0], frame.shape[1]))
         if roi is not None:
             samples.append((crop(frame, roi), card))
             continue
@@ -168,7 +185,7 @@ def enrolment_detections(items: Sequence[tuple[Path, Card]], roi: Roi | None = N
         else:
             samples.append((found.card, card))
             quads.append(found.quad)
-    return samples, None if roi is not None else quads, skipped
+    return EnrolmentDetections(samples, None if roi is not None else quads, skipped, sizes)
 
 
 def cards_unknown_to(model: DeckModel, cards: Iterable[Card]) -> list[str]:
@@ -325,7 +342,7 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
     items = read_labels(folder)
     enrol_items, test_items = draw_enrolment(items, per_card, seed)
     start = time.process_time()
-    samples, quads, skipped = enrolment_detections(enrol_items, roi)
+    samples, quads, skipped, sizes = enrolment_detections(enrol_items, roi)
     counts = Counter(card for _, card in samples)
     left_out = sorted({card.code for _, card in enrol_items if counts[card] < 2})
     keep = [counts[card] >= 2 for _, card in samples]
@@ -338,6 +355,7 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
         model, samples, quads, enrol_items, skipped)
     if model is not None:
         mark_missing(model, [card for _, card in enrol_items])
+        model.frame_size = one_frame_size(sizes)
     enrol_seconds = time.process_time() - start
     if model is None:
         result = BenchResult(frames=len(test_items), declined=len(test_items))

@@ -39,6 +39,7 @@ import numpy as np
 from vision.corner import Box
 from vision.detect import (
     EDGE_SAMPLES,
+    WorkFrame,
     beyond_side,
     card_shaped,
     clockwise,
@@ -127,13 +128,15 @@ class _View:
     least: float
 
 
-def find_by_corners(frame: np.ndarray, shape: CardShape, index: Box) -> PartialCard | None:
+def find_by_corners(frame: np.ndarray, shape: CardShape, index: Box,
+                    work: WorkFrame | None = None) -> PartialCard | None:
     """The card of the frame found by its corners in view (see the module's doc), with the
     index corners that can be read; None when none is found with confidence, or when the
-    deck did not learn its cards' size (``shape.sizes``)."""
+    deck did not learn its cards' size (``shape.sizes``). ``work``: the frame's
+    :func:`vision.detect.work_frame`, if made already."""
     if shape.sizes is None:
         return None
-    scale, blurred = work_frame(frame)
+    scale, blurred = work_frame(frame) if work is None else work
     mask = closed_paper(blurred)
     for blobs in opened_blobs(mask, PARTIAL_MIN_AREA, cv2.CHAIN_APPROX_NONE):
         found = []

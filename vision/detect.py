@@ -97,13 +97,14 @@ class CardInPart:
         return self.table_sides[corner - 1] and self.table_sides[corner]
 
 
-def find_card(frame: np.ndarray, *, loose: bool = False) -> np.ndarray | None:
+def find_card(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = None
+              ) -> np.ndarray | None:
     """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card
     (:func:`survey`)."""
-    return survey(frame, loose=loose)[0]
+    return survey(frame, loose=loose, work=work)[0]
 
 
-def survey(frame: np.ndarray, *, loose: bool = False
+def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = None
            ) -> tuple[np.ndarray | None, CardInPart | None]:
     """The card's four corners (float32, shape (4, 2), frame pixels) or None if no card;
     and, when there is none, the best-supported card a hand borders or the frame's edge
@@ -126,10 +127,13 @@ def survey(frame: np.ndarray, *, loose: bool = False
     not recognised: a picture printed to the card's edge in nearly the table's colour (a
     red cloak on red felt) is cut off by Otsu's threshold, and the card-shaped part that is
     left is not the card. The loose mask may take in the card's shadow, which the edges
-    measured on the frame then leave out; tried first, it would do so on every frame."""
+    measured on the frame then leave out; tried first, it would do so on every frame.
+
+    ``work``: the frame's :func:`work_frame`, when the caller has it already (a frame is
+    searched several ways, each starting from it)."""
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
         raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
-    scale, blurred = work_frame(frame)
+    scale, blurred = work_frame(frame) if work is None else work
     outlines = [_table_outline(blurred, loose)]
     if not loose:
         outlines += _paper_outlines(blurred)
@@ -195,7 +199,12 @@ def survey(frame: np.ndarray, *, loose: bool = False
     return None, CardInPart(corners, sides, frame_side, on_frame, near)
 
 
-def work_frame(frame: np.ndarray) -> tuple[float, np.ndarray]:
+WorkFrame = tuple[float, np.ndarray]
+"""A frame as the masks see it: its scale to :data:`WORK_WIDTH` and the scaled frame,
+smoothed (:func:`work_frame`)."""
+
+
+def work_frame(frame: np.ndarray) -> WorkFrame:
     """The frame as the masks see it: scaled to :data:`WORK_WIDTH` (the scale returned),
     and smoothed."""
     scale = WORK_WIDTH / frame.shape[1]
@@ -342,7 +351,7 @@ def _leaves_frame(quad: np.ndarray, width: int, height: int) -> bool:
     """The card is partly out of view: a corner beyond the frame's edge by more than a
     card's rounded corner. Never read as a whole card; its sides, measured on the frame,
     still place an index corner in view (:class:`CardInPart`)."""
-    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    sides = np.linalg.norm(quad - following(quad), axis=1)
     slack = OUT_OF_FRAME * float(sides.min())
     low = np.array([0.0, 0.0])
     high = np.array([width - 1.0, height - 1.0])
@@ -358,8 +367,19 @@ def _sides_along_frame_edge(quad: np.ndarray, width: int, height: int) -> list[i
     # (corners, 4): at or beyond each of the frame's four edges (left, top, right, bottom)
     at_edge = np.concatenate([quad <= low + ON_FRAME_EDGE, quad >= high - ON_FRAME_EDGE],
                              axis=1)
-    return [int(side) for side in np.nonzero((at_edge & np.roll(at_edge, -1, axis=0)).any(
+    return [int(side) for side in np.nonzero((at_edge & following(at_edge)).any(
         axis=1))[0]]
+
+
+def following(points: np.ndarray) -> np.ndarray:
+    """Each row's next, the last's the first (``np.roll(points, -1, axis=0)``, without its
+    overhead: a frame's search measures many quads of four corners)."""
+    return np.concatenate((points[1:], points[:1]))
+
+
+def preceding(points: np.ndarray) -> np.ndarray:
+    """Each row's previous, the first's the last (``np.roll(points, 1, axis=0)``)."""
+    return np.concatenate((points[-1:], points[:-1]))
 
 
 def _area(quad: np.ndarray) -> float:
@@ -371,15 +391,15 @@ def card_shaped(quad: np.ndarray) -> bool:
     card seen from a camera above the table is (75 to 106 degrees and sides within 1.25
     of each other on every simulated frame): not a blob bitten by a dark picture. And no
     longer than ``ELONGATION`` times its width: not a strip of pips or of a hand."""
-    after = np.roll(quad, -1, axis=0) - quad
-    before = np.roll(quad, 1, axis=0) - quad
+    after = following(quad) - quad
+    before = preceding(quad) - quad
     lengths = np.linalg.norm(after, axis=1)
     if lengths.min() < 1e-3:
         return False
-    cosines = np.sum(after * before, axis=1) / (lengths * np.roll(lengths, 1))
+    cosines = np.sum(after * before, axis=1) / (lengths * preceding(lengths))
     angles = np.degrees(np.arccos(np.clip(cosines, -1.0, 1.0)))
-    following = np.roll(after, -1, axis=0)
-    turns = after[:, 0] * following[:, 1] - after[:, 1] * following[:, 0]
+    then = following(after)
+    turns = after[:, 0] * then[:, 1] - after[:, 1] * then[:, 0]
     long_over_short = max(lengths[0] + lengths[2], lengths[1] + lengths[3]) / min(
         lengths[0] + lengths[2], lengths[1] + lengths[3])
     return bool(np.all(np.sign(turns) == np.sign(turns[0]))
@@ -702,7 +722,7 @@ def _sides(quad: np.ndarray, shortest: float
     """Each side of the quad as (start, length, unit direction, unit normal); None if a side
     is shorter than ``shortest`` pixels (no card there to measure)."""
     sides = []
-    for start, end in zip(quad, np.roll(quad, -1, axis=0)):
+    for start, end in zip(quad, following(quad)):
         along = end - start
         length = float(np.linalg.norm(along))
         if length < shortest:
@@ -741,9 +761,9 @@ def clockwise(quad: np.ndarray) -> np.ndarray:
     centre = quad.mean(axis=0)
     angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
     quad = quad[np.argsort(angles)]  # clockwise on screen (y points down)
-    edges = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    edges = np.linalg.norm(quad - following(quad), axis=1)
     if edges[0] + edges[2] > edges[1] + edges[3]:
-        quad = np.roll(quad, -1, axis=0)  # first edge was a long one: start one corner later
+        quad = following(quad)  # first edge was a long one: start one corner later
     return quad.astype(np.float32)
 
 
@@ -759,10 +779,11 @@ def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
                                borderMode=cv2.BORDER_REPLICATE)
 
 
-def detect(frame: np.ndarray, *, loose: bool = False) -> Detection | None:
-    """Find and rectify the card; None when the frame shows no card (``loose``: see
-    :func:`find_card`)."""
-    quad = find_card(frame, loose=loose)
+def detect(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = None
+           ) -> Detection | None:
+    """Find and rectify the card; None when the frame shows no card (``loose`` and
+    ``work``: see :func:`survey`)."""
+    quad = find_card(frame, loose=loose, work=work)
     if quad is None:
         return None
     return Detection(quad, rectify(frame, quad))

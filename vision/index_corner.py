@@ -108,10 +108,17 @@ def rank_glyph(card: np.ndarray, box: Box) -> Anchor | None:
 def _corner_glyphs(card: np.ndarray, box: Box) -> list[tuple[int, int, int, int]]:
     """The glyph-like ink (:func:`vision.roi.glyph_boxes`) of a white-balanced rectified
     card near its top-left corner, as far as :data:`GLYPH_SEARCH` reaches."""
-    height, width = card.shape[:2]
-    right = max(int(min(1.0, box[2] * GLYPH_SEARCH[0]) * width), 8)
-    bottom = max(int(min(1.0, box[3] * GLYPH_SEARCH[1]) * height), 8)
+    right, bottom = _search_reach(card, box)
     return glyph_boxes(card[:bottom, :right])
+
+
+def _search_reach(card: np.ndarray, box: Box) -> tuple[int, int]:
+    """How far (pixels right and down of a rectified card's top-left corner) the search for
+    its index's glyphs looks: :data:`GLYPH_SEARCH` times the index ``box``, which it takes
+    in whole."""
+    height, width = card.shape[:2]
+    return (max(int(min(1.0, box[2] * GLYPH_SEARCH[0]) * width), 8),
+            max(int(min(1.0, box[3] * GLYPH_SEARCH[1]) * height), 8))
 
 
 def anchored_index(card: np.ndarray, box: Box, anchor: Anchor) -> np.ndarray:
@@ -121,14 +128,22 @@ def anchored_index(card: np.ndarray, box: Box, anchor: Anchor) -> np.ndarray:
     off (completed from part of it, or found with a hand along a side) then has its glyphs
     in the boxes they are read in, as a card found whole does. (cardai, 5 photos per card,
     under the corner floor of the time, 0.2: draws 2024 and 7 read 658 and 655 of 771
-    photos, against 634 and 636 before, none wrong; see :data:`MIN_CORNER_THRESHOLD`.)"""
+    photos, against 634 and 636 before, none wrong; see :data:`MIN_CORNER_THRESHOLD`.)
+
+    Only the index corner is moved, as far as the glyph search reaches (which takes in the
+    ``box`` the index is read in); the rest of the card, never read as an index, is left
+    as it lies. A read does this for every corner it reads (up to 8 placements of an index
+    found alone), and the corner is a tenth of the card (0.02 ms of one core against 0.2)."""
     found = rank_glyph(card, box)
     if found is None:
         return card
     dx, dy = anchor[0] - found[0], anchor[1] - found[1]
     if max(abs(dx), abs(dy)) > MAX_ANCHOR_SHIFT:
         return card
-    return shifted(card, (dx, dy))
+    right, bottom = _search_reach(card, box)
+    moved = card.copy()
+    moved[:bottom, :right] = shifted(card, (dx, dy), (right, bottom))
+    return moved
 
 
 def learn_anchor(views: Sequence[np.ndarray], box: Box) -> Anchor | None:
@@ -302,14 +317,18 @@ class CornerReader:
             return []
         vectors = np.stack([self.vector(view) for view in views])
         # One matrix product for all of a read's corners, not one per corner: the
-        # projection (cardai: 5340 x 512 numbers, 11 MB) is then read from memory once. On
-        # one core (the benches run numpy's BLAS on one thread, OPENBLAS_NUM_THREADS=1),
-        # 8 corners take 2.0 ms so, against 5.6 ms one at a time.
+        # projection (cardai: 5340 x 512 numbers, 11 MB) is then read from memory once.
+        # Each product has the large matrix on the left, its rows along the sum: OpenBLAS
+        # runs the other way round, a few rows on the left and a large matrix stored by
+        # columns on the right, about twice as slowly. On one core (the benches run
+        # numpy's BLAS on one thread, OPENBLAS_NUM_THREADS=1), 2 to 8 corners take about
+        # 1.1 ms so, against 2.3 ms the other way round and 0.5 ms per corner one at a time.
         if self.projection is None or self.centre is None:
-            distances = np.sqrt(np.maximum(2.0 - 2.0 * (vectors @ self.vectors.T), 0.0))
+            similarity = (self.vectors @ vectors.T).T
+            distances = np.sqrt(np.maximum(2.0 - 2.0 * similarity, 0.0))
         else:
-            points = (vectors - self.centre) @ self.projection
-            squared = (self._row_norms[None, :] - 2.0 * (points @ self.vectors.T)
+            points = (self._directions @ (vectors - self.centre).T).T
+            squared = (self._row_norms[None, :] - 2.0 * (self.vectors @ points.T).T
                        + (points * points).sum(axis=1)[:, None])
             distances = np.sqrt(np.maximum(squared, 0.0))
         return [self._nearest(row) for row in distances]
@@ -325,6 +344,14 @@ class CornerReader:
         d_best, d_other = float(distances[best]), float(distances[second])
         confidence = (d_other - d_best) / d_other if d_other > 0 else 0.0
         return CornerRead(label, confidence, d_best, int(self.labels[second]))
+
+    @cached_property
+    def _directions(self) -> np.ndarray:
+        """The projection's principal directions as rows (k, D), each contiguous in memory:
+        a view of the projection as enrolled or loaded (stored by columns), a copy of one
+        stored by rows."""
+        assert self.projection is not None
+        return np.ascontiguousarray(self.projection.T)
 
     @cached_property
     def _row_norms(self) -> np.ndarray:
@@ -378,12 +405,15 @@ it differently in the last digits (it then passed for a read the shift made sure
 draw 2024's QH_s1_01, 0.5690687 against 0.5690693)."""
 
 
-def shifted(view: np.ndarray, shift: tuple[float, float]) -> np.ndarray:
+def shifted(view: np.ndarray, shift: tuple[float, float],
+            reach: tuple[int, int] | None = None) -> np.ndarray:
     """A rectified card (or a corner turned to the top-left) moved by ``shift`` (shares of
-    its width and height), its edge repeated where it moves in."""
+    its width and height), its edge repeated where it moves in; with ``reach`` (width,
+    height), only that much of it from the top-left (the same pixels there)."""
     height, width = view.shape[:2]
     matrix = np.array([[1, 0, shift[0] * width], [0, 1, shift[1] * height]], np.float32)
-    moved: np.ndarray = cv2.warpAffine(view, matrix, (width, height), flags=cv2.INTER_LINEAR,
+    moved: np.ndarray = cv2.warpAffine(view, matrix, reach or (width, height),
+                                       flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REPLICATE)
     return moved
 

@@ -75,8 +75,10 @@ from vision.roi import (
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
 
-FORMAT_VERSION = 9
-"""9: how the corner reader's index lies on the card (``corners.geometry``: the rank glyph's
+FORMAT_VERSION = 10
+"""10: the size of the camera's frames (``frame_size``: short and long side in pixels; null
+when the enrolment frames were not all of one size);
+9: how the corner reader's index lies on the card (``corners.geometry``: the rank glyph's
 centre, the step to its suit and the rank's height; null if not learnt), to find an index
 without its card's outline;
 8: where the corner reader's rank glyph sits (``corners.anchor``, null if not learnt) and
@@ -87,7 +89,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -166,6 +168,15 @@ class DeckModel:
     the recogniser declines any card that shares a rank or a suit with one of them
     (:meth:`vision.recognise.Recogniser.recognise`). Set by
     :func:`vision.bench.enroll_items` and :func:`vision.bench.holdout_bench`."""
+    frame_size: tuple[int, int] | None = None
+    """The short and the long side (pixels) of every enrolment frame, when they were all of
+    one size (:func:`vision.bench.one_frame_size`): one camera at one setting, whose frames
+    are all that size, either way round. A frame of another size is from another camera
+    (or this one set to another resolution), and the recogniser declines it
+    (:meth:`vision.recognise.Recogniser.recognise`); None when the enrolment frames came at
+    several sizes (photographs from several cameras: no camera to check against), or for a
+    deck enrolled before it was learnt. Set by :func:`vision.bench.enroll_items` and
+    :func:`vision.bench.holdout_bench`."""
 
     def read(self, frame: np.ndarray) -> Match:
         """The card in a fixed camera's frame (``roi`` models only)."""
@@ -249,6 +260,7 @@ class DeckModel:
                 "roi": None if self.roi is None else list(self.roi),
                 "deck_limits": None if self.deck_limits is None else list(self.deck_limits),
                 "missing": [card.code for card in self.missing],
+                "frame_size": None if self.frame_size is None else list(self.frame_size),
                 "corners": None if self.corners is None else {
                     "split": (None if self.corners.split is None
                               else [list(box) for box in self.corners.split]),
@@ -348,6 +360,11 @@ class DeckModel:
             raise VisionModelError(f"{path}: bad list of cards not enrolled ({exc}; enrol the "
                                    f"deck again)") from None
         try:
+            frame_size = _frame_size_from(meta.get("frame_size"))
+        except (TypeError, ValueError) as exc:
+            raise VisionModelError(f"{path}: bad camera frame size ({exc}; enrol the deck "
+                                   f"again)") from None
+        try:
             corners = _corners_from(meta.get("corners"), corner_rows, corner_projection)
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
@@ -358,7 +375,19 @@ class DeckModel:
                    rank_vectors if split else None, suit_vectors if split else None,
                    bool(meta.get("both_ways", False)), roi,
                    weights if roi is not None else None,
-                   scene_vectors if roi is not None else None, deck_limits, corners, missing)
+                   scene_vectors if roi is not None else None, deck_limits, corners, missing,
+                   frame_size)
+
+
+def _frame_size_from(value: object) -> tuple[int, int] | None:
+    """A saved camera frame size: null, or [short, long], whole pixels, short <= long."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2 or not all(
+            isinstance(side, int) and not isinstance(side, bool) and side > 0
+            for side in value) or value[0] > value[1]:
+        raise ValueError(f"{value!r} is not [short side, long side] in pixels")
+    return value[0], value[1]
 
 
 def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,

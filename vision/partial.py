@@ -44,10 +44,12 @@ from vision.detect import (
     ON_FRAME_EDGE,
     WORK_WIDTH,
     CardInPart,
+    WorkFrame,
     card_shaped,
     clockwise,
     edge_steps,
     fit_edge,
+    following,
     opened_blobs,
     paper_mask,
     work_frame,
@@ -224,13 +226,14 @@ def index_in_frame(quad: np.ndarray, corner: int, index: Box) -> np.ndarray:
     return points
 
 
-def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box
-                      ) -> PartialCard | None:
+def find_partial_card(frame: np.ndarray, shape: CardShape, index: Box,
+                      work: WorkFrame | None = None) -> PartialCard | None:
     """A card the frame's edge cuts, completed (see the module's doc), with the index
     corners that can be read; None when no such card can be completed with confidence (a
     blob of paper that is not a cut rectangle, a side without a clean edge, a completion
-    the frame contradicts, no ``index`` box wholly in view: see :func:`usable_corners`)."""
-    scale, blurred = work_frame(frame)
+    the frame contradicts, no ``index`` box wholly in view: see :func:`usable_corners`).
+    ``work``: the frame's :func:`vision.detect.work_frame`, if made already."""
+    scale, blurred = work_frame(frame) if work is None else work
     mask = closed_paper(blurred)
     for blobs in opened_blobs(mask, PARTIAL_MIN_AREA, cv2.CHAIN_APPROX_SIMPLE):
         for contour, blob in blobs:
@@ -361,7 +364,7 @@ def _on_edge(points: np.ndarray, width: float, height: float, edge: float) -> np
 def same_card(first: np.ndarray, second: np.ndarray) -> bool:
     """Two completions of one blob agree: each corner within ``AGREE_CORNERS`` of the
     card's short side of one of the other's corners."""
-    sides = np.linalg.norm(first - np.roll(first, -1, axis=0), axis=1)
+    sides = np.linalg.norm(first - following(first), axis=1)
     gaps = np.linalg.norm(first[:, None, :] - second[None, :, :], axis=2).min(axis=1)
     return bool(gaps.max() <= AGREE_CORNERS * float(sides.min()))
 

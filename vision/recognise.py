@@ -14,7 +14,8 @@ not read either, the card is looked for again in part (the whole card as found m
 in a hand, or be part of the card). A whole card the whole-card read takes is declined when its
 index (where the deck learnt its corners) reads as another card. Where the deck learnt the size
 of its cards in the camera's view, a card of quite another size is declined (another camera, or
-the camera moved). A frame where no card is read by its outline, whole or in part, is
+the camera moved); where all its enrolment frames were of one size, so is a frame of another
+size (another camera, or this one at another resolution). A frame where no card is read by its outline, whole or in part, is
 searched for an index alone (:mod:`vision.index_first`: a rank glyph with its suit under it,
 of the deck's size), read under the corner reader's limits; never over a decline where the
 frame disagrees with itself (the card and its index, or an index beside a hand read from
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.detect import CardInPart, Detection, detect, rectify, survey
+from vision.detect import CardInPart, Detection, WorkFrame, detect, rectify, survey, work_frame
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader
 from vision.index_first import SECONDED_SHARE, read_by_index
@@ -95,6 +96,9 @@ class Recogniser:
                            f"them)", time.perf_counter() - start)
 
     def _recognise(self, frame: np.ndarray, start: float) -> Recognition:
+        size = self.model.frame_size
+        if size is not None and (min(frame.shape[:2]), max(frame.shape[:2])) != size:
+            return _other_camera(frame, size, start)
         if self.model.roi is not None:  # a fixed camera: the region is the index
             return self._decide(self.model.read(frame), start)
         read = self._read_outline(frame, start)
@@ -109,19 +113,20 @@ class Recogniser:
 
     def _read_outline(self, frame: np.ndarray, start: float) -> Recognition:
         """The card found by its outline (whole, with a looser mask, or in part) and read."""
-        quad, hand = survey(frame)
+        work = work_frame(frame)  # (made once: every search below starts from it)
+        quad, hand = survey(frame, work=work)
         found = None if quad is None else Detection(quad, rectify(frame, quad))
         match = None if found is None else self.model.match(found.card)
         if match is None or match.distance > self.model.max_distance:
             # Not the deck as found: a picture in the table's colour may have cut the card
             # short. Found again with a looser mask, it is kept if nearer the deck (and
             # then meets the same limits as any read).
-            retry = detect(frame, loose=True)
+            retry = detect(frame, loose=True, work=work)
             second = None if retry is None else self.model.match(retry.card)
             if second is not None and (match is None or second.distance < match.distance):
                 match, found = second, retry  # (its index is the one to check)
         if match is None and self.model.corners is not None:
-            return self._read_corner(frame, self.model.corners, hand, start)
+            return self._read_corner(frame, self.model.corners, hand, start, work)
         if (found is not None and self.model.corners is not None
                 and not self.model.corners.shape.fits_size(found.quad)):
             return _other_size(found.quad, self.model.corners, start)
@@ -145,7 +150,7 @@ class Recogniser:
                 return by_index
             # Nor its index: the card as found may be wrong (a hand taken in with it, or
             # only part of it), and the searches for a card in part may find it as it is.
-            in_part = self._read_corner(frame, corners, hand, start)
+            in_part = self._read_corner(frame, corners, hand, start, work)
             if in_part.card is not None:
                 return in_part
         return decided
@@ -173,10 +178,11 @@ class Recogniser:
                            f"{index.code}", time.perf_counter() - start, conclusive=True)
 
     def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: CardInPart | None,
-                     start: float) -> Recognition:
+                     start: float, work: WorkFrame) -> Recognition:
         """A card the frame's edge cuts, or a hand borders, by an index corner wholly in
-        view (between two sides on the table)."""
-        partial = find_in_part(frame, corners.shape, corners.box, hand)
+        view (between two sides on the table); ``work``, the frame's
+        :func:`vision.detect.work_frame`."""
+        partial = find_in_part(frame, corners.shape, corners.box, hand, work)
         if partial is not None and not corners.shape.fits_size(partial.quad):
             return _other_size(partial.quad, corners, start)
         read = None if partial is None else self._read_index(
@@ -288,6 +294,20 @@ def _usable(frame: np.ndarray, found: Detection, corners: CornerReader) -> tuple
     """The found whole card's index corners wholly inside the frame."""
     height, width = frame.shape[:2]
     return usable_corners(found.quad, width, height, corners.box)
+
+
+def _other_camera(frame: np.ndarray, size: tuple[int, int], start: float) -> Recognition:
+    """A frame not of the size of every enrolment frame
+    (:attr:`vision.model.DeckModel.frame_size`): from another camera, or this one set to
+    another resolution, where the deck's limits (the card's size, its look) were never
+    measured. (A cardai deck, whose camera gives 960 x 540 frames, read ece395's 172 x 147
+    9H_c as 9H: the card was 114 pixels across, just within the sizes it allows.)"""
+    height, width = frame.shape[:2]
+    return Recognition(None, 0.0, float("inf"), None,
+                       f"a frame of {width} x {height} pixels, where this deck's camera gave "
+                       f"{size[1]} x {size[0]} at enrolment: another camera, or its "
+                       f"resolution changed (enrol the deck again)",
+                       time.perf_counter() - start, conclusive=True)
 
 
 def _other_size(quad: np.ndarray, corners: CornerReader, start: float) -> Recognition:

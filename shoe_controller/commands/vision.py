@@ -91,6 +91,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"enrolled deck {model.name!r} from {int(figures['frames'])} frames of "
               f"{int(figures['cards'])} cards: layout {model.layout} ({index}), threshold "
               f"{model.threshold:.3f}, held-out accuracy {figures['held_out_accuracy']:.1%}")
+        if model.frame_size is not None:
+            short, long = model.frame_size
+            print(f"camera: every frame {long} x {short} pixels; a frame of another size "
+                  f"(another camera, or another resolution) is declined")
+        else:
+            print("camera: frames of several sizes, so a frame is not checked for its size")
         if figures["held_out_accuracy"] < HARD_DECK_ACCURACY:
             # Held-out reads are the only evidence of how the deck reads at the table: when
             # a few of them are wrong, the threshold set above them is a thin guarantee.

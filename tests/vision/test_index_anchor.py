@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 
 from vision.corner import white_balanced
 from vision.index_corner import (
+    GLYPH_SEARCH,
     MAX_ANCHOR_SHIFT,
     anchored_index,
     corner_vector,
     learn_anchor,
     rank_glyph,
+    shifted,
 )
 
 BOX = (0.0, 0.0, 0.2, 0.3)  # the index box read, shares of the card
@@ -116,3 +118,26 @@ def test_no_anchor_is_learnt_where_few_corners_show_a_glyph() -> None:
     blank = np.full((CARD[1], CARD[0], 3), 250, np.uint8)
     assert learn_anchor([_card(), blank, blank], BOX) is None
     assert learn_anchor([], BOX) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(dx=st.floats(-0.05, 0.05), dy=st.floats(-0.05, 0.05),
+       anchor=st.tuples(st.floats(0.03, 0.07), st.floats(0.03, 0.07)))
+def test_only_the_index_corner_is_moved_and_exactly_as_the_whole_card_would_be(
+        dx: float, dy: float, anchor: tuple[float, float]) -> None:
+    """Anchoring moves just the corner the glyph search reaches (a read does it for every
+    corner it reads): there, the very pixels of the whole card moved; elsewhere, the card as
+    it lies."""
+    card = white_balanced(_card((dx, dy)))
+    moved = anchored_index(card, BOX, anchor)
+    found = rank_glyph(card, BOX)
+    assert found is not None
+    shift = (anchor[0] - found[0], anchor[1] - found[1])
+    if max(map(abs, shift)) > MAX_ANCHOR_SHIFT:
+        assert np.array_equal(moved, card)
+        return
+    right = int(BOX[2] * GLYPH_SEARCH[0] * CARD[0])
+    bottom = int(BOX[3] * GLYPH_SEARCH[1] * CARD[1])
+    assert np.array_equal(moved[:bottom, :right], shifted(card, shift)[:bottom, :right])
+    assert np.array_equal(moved[bottom:], card[bottom:])
+    assert np.array_equal(moved[:, right:], card[:, right:])

@@ -12,8 +12,9 @@ import cv2
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
-from vision.detect import detect, find_card
+from vision.detect import detect, find_card, following, preceding
 
 CARD_W, CARD_H, RADIUS = 150.0, 210.0, 12  # a poker card's proportions (63 x 88 mm)
 FRAME = (540, 960)  # rows, columns: the overhead webcam's frame
@@ -192,3 +193,12 @@ def test_a_card_partly_out_of_the_frame_is_never_found(angle: float, side: str,
               "top": (columns / 2, inset), "bottom": (columns / 2, rows - inset)}[side]
     frame, _ = _frame(LIGHT_TABLE if light else DARK_FELT, centre, angle, seed=seed)
     assert find_card(frame) is None
+
+
+@given(arrays(np.float32, st.tuples(st.integers(1, 6), st.integers(1, 3)),
+              elements=st.floats(-1e3, 1e3, width=32)))
+def test_a_quad_s_following_and_preceding_corners_are_numpy_s_roll(points: np.ndarray
+                                                                    ) -> None:
+    assert np.array_equal(following(points), np.roll(points, -1, axis=0))
+    assert np.array_equal(preceding(points), np.roll(points, 1, axis=0))
+    assert np.array_equal(following(points[:, 0]), np.roll(points[:, 0], -1))

@@ -30,6 +30,7 @@ from vision.detect import (
     _table_sides,
     find_card,
     survey,
+    work_frame,
 )
 from vision.index_corner import CornerReader, IndexGeometry, corner_vector
 from vision.index_first import read_by_index
@@ -560,7 +561,7 @@ def test_an_index_beside_a_hand_is_declined_when_the_far_side_reads_another_card
         found = PartialCard(quads[0].astype(np.float32), (0,),
                             None if also is None else also.astype(np.float32))
         monkeypatch.setattr("vision.recognise.find_in_part", lambda *_: found)
-        return recogniser._read_corner(frame, reader, None, 0.0)
+        return recogniser._read_corner(frame, reader, None, 0.0, work_frame(frame))
 
     alone = read_with(None)
     assert alone.card == card_of(0), alone
@@ -590,7 +591,7 @@ def test_a_whole_card_found_wrong_is_looked_for_again_in_part(
                                  (columns, rows)) > 0
     frame[inside] = cv2.warpPerspective(faces[0], matrix, (columns, rows))[inside]
     felt = _corners((700.0, 270.0), 0.0, 150.0).astype(np.float32)
-    monkeypatch.setattr("vision.recognise.survey", lambda _frame: (felt, None))
+    monkeypatch.setattr("vision.recognise.survey", lambda _frame, **_: (felt, None))
     recogniser = Recogniser(deck)
 
     monkeypatch.setattr("vision.recognise.find_in_part", lambda *_: None)

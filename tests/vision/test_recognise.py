@@ -12,7 +12,7 @@ import pytest
 
 from shoe_controller.cards import Card, Suit
 from simulators.camera import background, render_deck, synthesise
-from vision.bench import measure
+from vision.bench import measure, one_frame_size
 from vision.detect import detect, find_card
 from vision.model import DeckModel, VisionModelError, enroll, models_dir
 from vision.recognise import Recogniser
@@ -262,6 +262,44 @@ def test_a_bad_list_of_cards_not_enrolled_is_refused(enrolled, tmp_path: Path,
     _rewrite_meta(path, missing=missing)
     with pytest.raises(VisionModelError, match="bad list of cards not enrolled"):
         DeckModel.load("anglo", tmp_path)
+
+
+def test_a_deck_from_frames_of_one_size_declines_frames_of_another(
+        designs, enrolled, card_cache, tmp_path: Path) -> None:
+    """A deck whose enrolment frames were all 640 x 480 (one camera at one setting) declines
+    a frame of another size, naming both sizes, and reads the same frame turned a quarter
+    (the camera turned); the size is kept when the deck is saved."""
+    deck = replace(enrolled("anglo"), frame_size=(480, 640))
+    deck = DeckModel.load("anglo", deck.save(tmp_path).parent)
+    assert deck.frame_size == (480, 640)
+    recogniser, unchecked = Recogniser(deck), Recogniser(enrolled("anglo"))
+    read = 0
+    for frame, card in frames(designs["anglo"], card_cache, 7, 1)[:6]:
+        turned = np.ascontiguousarray(np.rot90(frame))
+        assert (recogniser.recognise(turned).to_dict()
+                == unchecked.recognise(turned).to_dict())
+        read += recogniser.recognise(frame).card == card
+        larger = cv2.resize(frame, (800, 600))
+        other = recogniser.recognise(larger)
+        assert other.card is None and other.conclusive, other
+        assert "a frame of 800 x 600 pixels" in other.reason, other
+        assert "gave 640 x 480 at enrolment" in other.reason, other
+    assert read >= 4
+
+
+@pytest.mark.parametrize("size", [[480], [640, 480], [0, 640], [480.0, 640], "480x640",
+                                  [True, 640]])
+def test_a_bad_camera_frame_size_is_refused(enrolled, tmp_path: Path, size: object) -> None:
+    path = enrolled("anglo").save(tmp_path)
+    _rewrite_meta(path, frame_size=size)
+    with pytest.raises(VisionModelError, match="bad camera frame size"):
+        DeckModel.load("anglo", tmp_path)
+
+
+def test_one_frame_size_is_learnt_only_from_frames_all_of_one_size() -> None:
+    assert one_frame_size([(540, 960), (960, 540), (540, 960)]) == (540, 960)
+    assert one_frame_size([(128, 128), (147, 172)]) is None
+    assert one_frame_size([]) is None
 
 
 def test_models_folder_can_be_chosen(monkeypatch, tmp_path: Path) -> None:

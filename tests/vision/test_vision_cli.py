@@ -23,7 +23,9 @@ def test_enroll_then_classify_and_bench(tmp_path: Path, designs, card_cache, cap
     assert main(["vision", "enroll", "--deck", "house", "--models", models,
                  str(tmp_path / "enrol")]) == 0
     assert (tmp_path / "models" / "house.npz").exists()
-    assert "printed" in capsys.readouterr().out  # one way up or both: the operator is told
+    out = capsys.readouterr().out
+    assert "printed" in out  # one way up or both: the operator is told
+    assert "camera: every frame 640 x 480 pixels" in out  # and which frames it reads
     images = sorted((tmp_path / "test").glob("*.png"))
     assert main(["vision", "classify", "--deck", "house", "--models", models, "--json",
                  *map(str, images)]) == 0
