@@ -131,8 +131,7 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
 
     ``work``: the frame's :func:`work_frame`, when the caller has it already (a frame is
     searched several ways, each starting from it)."""
-    if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
-        raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
+    _check_frame(frame)
     scale, blurred = work_frame(frame) if work is None else work
     outlines = [_table_outline(blurred, loose)]
     if not loose:
@@ -199,6 +198,12 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     return None, CardInPart(corners, sides, frame_side, on_frame, near)
 
 
+def _check_frame(frame: np.ndarray) -> None:
+    """A BGR frame large enough to search, else a ValueError saying what came instead."""
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.shape[0] < 32 or frame.shape[1] < 32:
+        raise ValueError(f"expected a BGR frame, got an array of shape {frame.shape}")
+
+
 WorkFrame = tuple[float, np.ndarray]
 """A frame as the masks see it: its scale to :data:`WORK_WIDTH` and the scaled frame,
 smoothed (:func:`work_frame`)."""
@@ -207,6 +212,7 @@ smoothed (:func:`work_frame`)."""
 def work_frame(frame: np.ndarray) -> WorkFrame:
     """The frame as the masks see it: scaled to :data:`WORK_WIDTH` (the scale returned),
     and smoothed."""
+    _check_frame(frame)
     scale = WORK_WIDTH / frame.shape[1]
     small = cv2.resize(frame, (WORK_WIDTH, max(1, round(frame.shape[0] * scale))),
                        interpolation=cv2.INTER_AREA)

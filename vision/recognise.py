@@ -15,13 +15,13 @@ in a hand, or be part of the card). A whole card the whole-card read takes is de
 index (where the deck learnt its corners) reads as another card. Where the deck learnt the size
 of its cards in the camera's view, a card of quite another size is declined (another camera, or
 the camera moved); where all its enrolment frames were of one size, so is a frame of another
-size (another camera, or this one at another resolution). A frame where no card is read by its outline, whole or in part, is
-searched for an index alone (:mod:`vision.index_first`: a rank glyph with its suit under it,
-of the deck's size), read under the corner reader's limits; never over a decline where the
-frame disagrees with itself (the card and its index, or an index beside a hand read from
-both sides, naming different cards) or a card of another size. A deck that lacks cards of
-its enrolment folder declines every card of their ranks and suits
-(:attr:`vision.model.DeckModel.missing`).
+size (another camera, or this one at another resolution). A frame where no card is read by
+its outline, whole or in part, is searched for an index alone (:mod:`vision.index_first`: a
+rank glyph with its suit under it, of the deck's size), read under the corner reader's
+limits; never over a decline where the frame disagrees with itself (the card and its index,
+or an index beside a hand read from both sides, naming different cards) or a card of another
+size. A deck that lacks cards of its enrolment folder declines every card of their ranks and
+suits (:attr:`vision.model.DeckModel.missing`).
 """
 
 from __future__ import annotations
@@ -97,7 +97,8 @@ class Recogniser:
 
     def _recognise(self, frame: np.ndarray, start: float) -> Recognition:
         size = self.model.frame_size
-        if size is not None and (min(frame.shape[:2]), max(frame.shape[:2])) != size:
+        if (size is not None and frame.ndim == 3  # (not a frame at all: the searches say so)
+                and (min(frame.shape[:2]), max(frame.shape[:2])) != size):
             return _other_camera(frame, size, start)
         if self.model.roi is not None:  # a fixed camera: the region is the index
             return self._decide(self.model.read(frame), start)

@@ -287,6 +287,13 @@ def test_a_deck_from_frames_of_one_size_declines_frames_of_another(
     assert read >= 4
 
 
+@pytest.mark.parametrize("shape", [(10,), (480, 640), (480, 640, 4)])
+def test_what_is_no_frame_is_a_clear_error_whatever_the_deck(enrolled, shape) -> None:
+    for deck in (enrolled("anglo"), replace(enrolled("anglo"), frame_size=(480, 640))):
+        with pytest.raises(ValueError, match="expected a BGR frame"):
+            Recogniser(deck).recognise(np.zeros(shape, np.uint8))
+
+
 @pytest.mark.parametrize("size", [[480], [640, 480], [0, 640], [480.0, 640], "480x640",
                                   [True, 640]])
 def test_a_bad_camera_frame_size_is_refused(enrolled, tmp_path: Path, size: object) -> None:
