@@ -9,7 +9,7 @@ is the card, and a card partly out of the frame or cut off by a hand is none. It
 are refined twice: lines fitted to the straight middle of each edge of the mask,
 intersected, give the card's sharp (virtual) corners, not points somewhere on its rounded
 arcs; and each edge is measured again on the full-resolution frame, to a fraction of a
-pixel, where the paper begins (see :func:`_edges_on_frame`). The index glyphs then sit at
+pixel, where the paper begins (see :func:`edges_on_frame`). The index glyphs then sit at
 the same place on every rectified card.
 
 :func:`survey` also returns, when no card is found, the best card-shaped candidate that may
@@ -116,7 +116,7 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     card), and *paper*, the bright and colourless (:func:`paper_mask`: right on felt of any
     colour and under uneven light, wrong on a white table). Each card-shaped blob of either
     is refined to the paper's edges on the frame, and the candidate whose four edges show
-    most clearly as steps from table to paper is the card (:func:`_edges_on_frame`): the
+    most clearly as steps from table to paper is the card (:func:`edges_on_frame`): the
     lit felt of a vignette or a hand has no such edges. What may be only part of a card is
     no card, never a guess: corners beyond the frame by more than the card's blank corner
     (:data:`OUT_OF_FRAME`), a side along the frame's edge, or a side bordering something
@@ -155,13 +155,13 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
         if len(on_edge) > 1:
             continue  # more than one side may be the frame's: what shows may be any part
         cut = bool(on_edge) or _leaves_frame(refined, width, height)
-        corners, support, beyond, on_frame = _edges_on_frame(frame, refined / scale)
+        corners, support, beyond, on_frame = edges_on_frame(frame, refined / scale)
         if not card_shaped(corners) and not cut and not _same_quad(refined, quad):
             # The outline followed a shadow or a finger across a side, not the card's
             # edge, and the fit to it moved a corner off the card (3H_s2_12: a finger's
             # shadow over the corner): measured from the coarse corners, the edges may
             # still show the card.
-            corners, support, beyond, on_frame = _edges_on_frame(frame, clockwise(quad) / scale)
+            corners, support, beyond, on_frame = edges_on_frame(frame, clockwise(quad) / scale)
         if not card_shaped(corners) or (cut and on_frame is None):
             continue  # (a card the frame cuts is placed by its measured sides alone)
         # The frame's edge is no side of the card: what lies beyond it says nothing.
@@ -463,7 +463,7 @@ MIN_IN_FRAME = 0.25  # least share of a side inside the frame that is measured t
 HIDDEN_MOVE = 0.2  # most a corner beyond the frame moves from the coarse one: of the short side
 
 
-def _edges_on_frame(frame: np.ndarray, quad: np.ndarray
+def edges_on_frame(frame: np.ndarray, quad: np.ndarray
                     ) -> tuple[np.ndarray, float, np.ndarray, tuple[bool, ...] | None]:
     """Sub-pixel edges on the full-resolution frame.
 
@@ -555,7 +555,7 @@ def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray
 
     Returns the points (frame pixels) of the profiles with a clear step from table to
     paper, and for each whether the profile stays paper past its step (see
-    :func:`_edges_on_frame`)."""
+    :func:`edges_on_frame`)."""
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
     middle, steps = len(offsets) // 2, np.arange(len(offsets))
     points = bases[:, None, :] + offsets[None, :, None] * normal[None, None, :]
