@@ -87,16 +87,19 @@ def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None 
     model = enroll(name, samples, roi=roi, quads=quads)
     if quads is not None:
         learn_partly_found(model, samples, quads, items, skipped)
-    mark_missing(model, [card for _, card in items])
-    model.frame_size = one_frame_size(sizes)
+    record_folder(model, [card for _, card in items], sizes)
     return model, skipped
 
 
-def mark_missing(model: DeckModel, cards: Iterable[Card]) -> None:
-    """Record on the deck the ``cards`` (those of its enrolment folder) it learnt nothing
-    of (:func:`cards_unknown_to`): its reads of a card sharing their rank or suit are then
-    declined (:attr:`vision.model.DeckModel.missing`)."""
+def record_folder(model: DeckModel, cards: Iterable[Card], sizes: Iterable[tuple[int, int]]
+                  ) -> None:
+    """Record on the deck what its enrolment folder says beyond what it learnt to read: the
+    ``cards`` of the folder it learnt nothing of (:func:`cards_unknown_to`; its reads of a
+    card sharing their rank or suit are then declined, :attr:`vision.model.DeckModel.missing`)
+    and the size of the folder's frames, when one (:func:`one_frame_size`; a frame of another
+    size is then declined, :attr:`vision.model.DeckModel.frame_size`)."""
     model.missing = tuple(Card.from_code(code) for code in cards_unknown_to(model, cards))
+    model.frame_size = one_frame_size(sizes)
 
 
 def one_frame_size(sizes: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
@@ -354,8 +357,7 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
     partly = [] if model is None or quads is None else learn_partly_found(
         model, samples, quads, enrol_items, skipped)
     if model is not None:
-        mark_missing(model, [card for _, card in enrol_items])
-        model.frame_size = one_frame_size(sizes)
+        record_folder(model, [card for _, card in enrol_items], sizes)
     enrol_seconds = time.process_time() - start
     if model is None:
         result = BenchResult(frames=len(test_items), declined=len(test_items))

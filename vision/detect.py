@@ -131,8 +131,11 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
 
     ``work``: the frame's :func:`work_frame`, when the caller has it already (a frame is
     searched several ways, each starting from it)."""
-    _check_frame(frame)
-    scale, blurred = work_frame(frame) if work is None else work
+    if work is None:
+        work = work_frame(frame)  # (which checks the frame)
+    else:
+        _check_frame(frame)
+    scale, blurred = work
     outlines = [_table_outline(blurred, loose)]
     if not loose:
         outlines += _paper_outlines(blurred)

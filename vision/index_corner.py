@@ -294,7 +294,8 @@ class CornerReader:
         back reads the card more surely. Never another card: a shift that reads as
         another is a doubt, not an answer. The threshold is set with the same shifts
         (:func:`learn_corners`)."""
-        reads = dict(zip(corners, self.read_each([turned(card, corner) for corner in corners]),
+        views = {corner: turned(card, corner) for corner in corners}
+        reads = dict(zip(corners, self.read_each([views[corner] for corner in corners]),
                          strict=True))
         plain = combined_read(list(reads.values()))
         if (plain is None or plain.confidence >= self.threshold
@@ -302,8 +303,7 @@ class CornerReader:
             return plain
         corner = min(reads, key=lambda one: reads[one].distance)
         best = reads[corner]
-        view = turned(card, corner)
-        for read in self.read_each([shifted(view, shift) for shift in ALIGN_SHIFTS]):
+        for read in self.read_each([shifted(views[corner], shift) for shift in ALIGN_SHIFTS]):
             if (read.label == plain.label and read.distance <= self.max_distance
                     and read.confidence > best.confidence + SAME_READ
                     and read.confidence >= ALIGN_MIN_CONFIDENCE):
