@@ -788,6 +788,15 @@ def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
                                borderMode=cv2.BORDER_REPLICATE)
 
 
+def in_view(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """Where the card :func:`rectify` makes of ``quad`` lies inside ``frame``: a mask of
+    the rectified card, 255 in view, 0 beyond the frame's edge."""
+    matrix = cv2.getPerspectiveTransform(quad.astype(np.float32), CARD_CORNERS)
+    inside = np.full(frame.shape[:2], 255, np.uint8)
+    return cv2.warpPerspective(inside, matrix, CARD_SIZE, flags=cv2.INTER_NEAREST,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+
+
 def detect(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = None
            ) -> Detection | None:
     """Find and rectify the card; None when the frame shows no card (``loose`` and

@@ -24,7 +24,7 @@ threshold of 0.3.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import cv2
 import numpy as np
@@ -63,7 +63,8 @@ they can be wrong together: cardai draw 11 had a 5H read as 3H at 0.214 both way
 threshold of 0.3), draw 3 one at 0.05. At 0.9 of the threshold (0.27 for those decks, 1.25
 times the worst, as the corner reader's floor stands over its own worst,
 :data:`vision.index_corner.MIN_CORNER_THRESHOLD`), draws 2024, 7, 11 and 3 read 3, 1, 3 and
-1 more of 771, none wrong."""
+1 more of 771, none wrong. So too when the card the index placed, read as a whole card,
+names the same card (thirteenth round: 3, 2, 1 and 2 more, none wrong)."""
 
 
 def placements(frame: np.ndarray, geometry: IndexGeometry, shape: CardShape
@@ -161,12 +162,26 @@ def _card_to_frame(rank: np.ndarray, step: np.ndarray, geometry: IndexGeometry,
     return (np.diag([stretch, 1.0]) @ square).astype(np.float32)  # the camera's stretch
 
 
+class FoundByIndex(NamedTuple):
+    """A card found by its index alone: its corner read, and where it lies in the frame
+    (corners as :func:`vision.detect.rectify` takes them, the index corner first)."""
+
+    read: CornerRead
+    quad: np.ndarray
+
+
 def read_by_index(frame: np.ndarray, reader: CornerReader) -> CornerRead | None:
+    """The read of :func:`find_by_index`, or None."""
+    found = find_by_index(frame, reader)
+    return None if found is None else found.read
+
+
+def find_by_index(frame: np.ndarray, reader: CornerReader) -> FoundByIndex | None:
     """The nearest read, within the reader's distance limit, of the cards the frame's
     index-like pairs place (:func:`placements`), the nearest of them also read once placed
-    again by its edges (:func:`placed_by_edges`); None if there is none, or the deck did not
-    learn its index geometry. (Placing every card read again by its edges read no more on
-    cardai's four draws and cost 14 % more at p95.)"""
+    again by its edges (:func:`placed_by_edges`), and where the read card lies; None if
+    there is none, or the deck did not learn its index geometry. (Placing every card read
+    again by its edges read no more on cardai's four draws and cost 14 % more at p95.)"""
     if reader.geometry is None:
         return None
     maps = placements(frame, reader.geometry, reader.shape)
@@ -186,8 +201,14 @@ def read_by_index(frame: np.ndarray, reader: CornerReader) -> CornerRead | None:
     if quad is not None:
         (snapped,) = reader.read_each([rectify(frame, quad)])
         if snapped.distance < best.distance:
-            return snapped
-    return best
+            return FoundByIndex(snapped, quad)
+    return FoundByIndex(best, _placed_quad(matrix))
+
+
+def _placed_quad(matrix: np.ndarray) -> np.ndarray:
+    """The corners in the frame of the card an index placed (``matrix``:
+    :func:`placements`), as :func:`vision.detect.rectify` takes them."""
+    return (CARD_CORNERS @ matrix[:, :2].T + matrix[:, 2]).astype(np.float32)
 
 
 def placed_by_edges(frame: np.ndarray, matrix: np.ndarray) -> np.ndarray | None:
@@ -196,8 +217,7 @@ def placed_by_edges(frame: np.ndarray, matrix: np.ndarray) -> np.ndarray | None:
     sides are measured on the frame (:func:`vision.detect.edges_on_frame`), as a card found
     by its outline is; None unless the two sides that meet at its index corner were (a hand
     or the frame's edge over them, or no paper where the placement put the card)."""
-    quad = (CARD_CORNERS @ matrix[:, :2].T + matrix[:, 2]).astype(np.float32)
-    corners, _, _, measured = edges_on_frame(frame, quad)
+    corners, _, _, measured = edges_on_frame(frame, _placed_quad(matrix))
     if measured is None or not (measured[3] and measured[0]):  # the left side, the top
         return None
     return corners

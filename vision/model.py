@@ -74,9 +74,12 @@ from vision.roi import (
 
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
+    from vision.pips import PipReader
 
-FORMAT_VERSION = 10
-"""10: the size of the camera's frames (``frame_size``: short and long side in pixels; null
+FORMAT_VERSION = 11
+"""11: the number cards' pips (``pips``: where each card's pips lay in the enrolment photos,
+their size and how far they may lie from it; null if none was learnt);
+10: the size of the camera's frames (``frame_size``: short and long side in pixels; null
 when the enrolment frames were not all of one size);
 9: how the corner reader's index lies on the card (``corners.geometry``: the rank glyph's
 centre, the step to its suit and the rank's height; null if not learnt), to find an index
@@ -89,7 +92,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -178,6 +181,11 @@ class DeckModel:
     deck enrolled before it was learnt. Set by :func:`vision.bench.enroll_items` and
     :func:`vision.bench.holdout_bench`."""
 
+    pips: PipReader | None = None
+    """The number cards by their pips (:mod:`vision.pips`), learnt from the whole cards of
+    the enrolment photos; None for a region deck, a deck whose number cards showed no
+    clean pips, or one enrolled before it was learnt."""
+
     def read(self, frame: np.ndarray) -> Match:
         """The card in a fixed camera's frame (``roi`` models only)."""
         assert self.roi is not None
@@ -261,6 +269,7 @@ class DeckModel:
                 "deck_limits": None if self.deck_limits is None else list(self.deck_limits),
                 "missing": [card.code for card in self.missing],
                 "frame_size": None if self.frame_size is None else list(self.frame_size),
+                "pips": None if self.pips is None else self.pips.to_dict(),
                 "corners": None if self.corners is None else {
                     "split": (None if self.corners.split is None
                               else [list(box) for box in self.corners.split]),
@@ -369,6 +378,11 @@ class DeckModel:
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
                                    f"again)") from None
+        try:
+            pips = _pips_from(meta.get("pips"))
+        except (TypeError, ValueError, KeyError) as exc:
+            raise VisionModelError(f"{path}: bad pip layouts ({exc}; enrol the deck "
+                                   f"again)") from None
         return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
                    float(meta["threshold"]), dict(meta.get("enrolment", {})), split,
                    meta.get("split_name") if split else None,
@@ -376,7 +390,15 @@ class DeckModel:
                    bool(meta.get("both_ways", False)), roi,
                    weights if roi is not None else None,
                    scene_vectors if roi is not None else None, deck_limits, corners, missing,
-                   frame_size)
+                   frame_size, pips)
+
+
+def _pips_from(value: object) -> PipReader | None:
+    """A saved pip reader (:mod:`vision.pips`), or None (none learnt, or a deck enrolled
+    before format 11)."""
+    from vision.pips import PipReader
+
+    return None if value is None else PipReader.from_dict(value)
 
 
 def _frame_size_from(value: object) -> tuple[int, int] | None:
@@ -550,6 +572,12 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | Non
 
         model.corners = learn_corners([image for image, _ in samples], labels, quads,
                                       model.split, model.layout)
+    from vision.index_corner import index_box
+    from vision.pips import learn_pips
+
+    model.pips = learn_pips([image for image, _ in samples], labels,
+                            index_box(model.split, model.layout) if model.corners is None
+                            else model.corners.box)
     return model
 
 

@@ -33,12 +33,22 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.detect import CardInPart, Detection, WorkFrame, detect, rectify, survey, work_frame
+from vision.detect import (
+    CardInPart,
+    Detection,
+    WorkFrame,
+    detect,
+    in_view,
+    rectify,
+    survey,
+    work_frame,
+)
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader
-from vision.index_first import SECONDED_SHARE, read_by_index
-from vision.model import DeckModel, Match, card_of
+from vision.index_first import SECONDED_SHARE, find_by_index
+from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import usable_corners
+from vision.pips import PIP_COUNTS
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,9 @@ class Recognition:
     best_guess: Card | None
     reason: str
     seconds: float
+    runner_up: Card | None = None
+    """The nearest other card of the read (None if it had none): with ``best_guess``, the
+    cards an unsure read hesitated between."""
     conclusive: bool = False
     """A decline no other search may overturn: the frame's evidence disagrees with itself
     (the card and its index name different cards), or the card is not this camera's."""
@@ -149,6 +162,13 @@ class Recogniser:
                                         start, whole=match)
             if by_index is not None and by_index.card is not None:
                 return by_index
+            # Nor its index alone; a number card's pips may still say which of the cards
+            # the two reads named it is.
+            named = (match.card, match.runner_up,
+                     None if by_index is None else by_index.best_guess)
+            by_pips = self._read_pips(found.card, named, match.distance, start)
+            if by_pips is not None:
+                return by_pips
             # Nor its index: the card as found may be wrong (a hand taken in with it, or
             # only part of it), and the searches for a card in part may find it as it is.
             in_part = self._read_corner(frame, corners, hand, start, work)
@@ -186,8 +206,16 @@ class Recogniser:
         partial = find_in_part(frame, corners.shape, corners.box, hand, work)
         if partial is not None and not corners.shape.fits_size(partial.quad):
             return _other_size(partial.quad, corners, start)
-        read = None if partial is None else self._read_index(
-            rectify(frame, partial.quad), partial.usable, corners, start)
+        read = None
+        if partial is not None:
+            card = rectify(frame, partial.quad)
+            read = self._read_index(card, partial.usable, corners, start)
+            if (read is not None and read.card is None
+                    and read.distance <= corners.max_distance):
+                # Its index unsure: the pips in view may say which of its two cards it is.
+                by_pips = self._read_pips_in_view(card, in_view(frame, partial.quad), read,
+                                                  start)
+                read = read if by_pips is None else by_pips
         if read is None or partial is None:
             return Recognition(None, 0.0, float("inf"), None,
                                "no card found in the frame (none, or too little of it in "
@@ -208,16 +236,20 @@ class Recogniser:
                           seconded: Card | None) -> Recognition | None:
         """A card placed by an index found without its outline (:mod:`vision.index_first`),
         under the corner reader's limits (a threshold set by hand raises them), or over
-        :data:`vision.index_first.SECONDED_SHARE` of its threshold when the card found by
-        its outline was read, unsurely, as the same card (``seconded``: a second read, of
-        another placement). None when no index-like pair of glyphs in the frame looks like
+        :data:`vision.index_first.SECONDED_SHARE` of its threshold when a second read names
+        the same card: the card found by its outline, read unsurely (``seconded``, another
+        placement), or the card its index placed, read as a whole card (its pips and
+        pictures, not its index again; cardai, draws 2024, 7, 11 and 3: 3, 2, 1 and 2 more
+        read, none wrong). None when no index-like pair of glyphs in the frame looks like
         the deck's."""
-        read = read_by_index(frame, corners)
-        if read is None:
+        found = find_by_index(frame, corners)
+        if found is None:
             return None
-        match = _match_of(read)
+        match = _match_of(found.read)
         threshold, by_hand = self._corner_threshold(corners)
-        if not by_hand and match.card == seconded:
+        if not by_hand and SECONDED_SHARE * threshold <= match.confidence < threshold and (
+                match.card == seconded
+                or self._whole_card_says(rectify(frame, found.quad), match.card, None)):
             threshold *= SECONDED_SHARE
         return self._decide(match, start, corners.max_distance, threshold,
                             "index found alone ")
@@ -252,6 +284,56 @@ class Recogniser:
             threshold = MIN_CORNER_THRESHOLD
         return self._decide(match, start, corners.max_distance, threshold, "index corner ")
 
+    def _read_pips(self, card: np.ndarray, named: tuple[Card | None, ...], distance: float,
+                   start: float) -> Recognition | None:
+        """The rectified whole ``card`` by its pips (:mod:`vision.pips`), where the reads by
+        its appearance (the whole card's best and runner-up, its index's best) unsurely
+        ``named`` exactly one card of the pips' rank, and it is one whose pips they match.
+        The pips tell the rank and the appearance the suit; two cards of that rank named,
+        or one the pips do not match (its pips never learnt), is no read. None also when a
+        threshold was set by hand (a stricter deck: the appearance reads alone) or the deck
+        learnt no pips. The read's confidence is how near its pips lie to their places (1
+        right there, 0 at the tolerance); its ``distance`` the whole card's from the deck."""
+        pips = self.model.pips
+        if pips is None or self.threshold != self.model.threshold:
+            return None
+        read = pips.read(card)
+        if read is None:
+            return None
+        ranks = {card_of(label).rank for label in read.labels}
+        of_rank = {one for one in named if one is not None and one.rank in ranks}
+        if len(of_rank) != 1:
+            return None
+        (taken,) = of_rank
+        if card_index(taken) not in read.labels:
+            return None
+        return Recognition(taken, 1.0 - read.offset / pips.tolerance, distance, taken, "",
+                           time.perf_counter() - start)
+
+    def _read_pips_in_view(self, card: np.ndarray, view: np.ndarray, unsure: Recognition,
+                           start: float) -> Recognition | None:
+        """A rectified ``card`` the frame cuts (``view``: :func:`vision.detect.in_view`),
+        whose index read ``unsure`` hesitated between two number cards, by its pips in view
+        (:meth:`vision.pips.PipReader.read_in_view`): taken when they match one of the two,
+        surely not the other, and no card of another rank. A court card named, or a deck
+        that learnt no pips or has a threshold set by hand: None. Confidence and distance
+        as :meth:`_read_pips` gives them (the distance the index read's)."""
+        pips = self.model.pips
+        named = {one for one in (unsure.best_guess, unsure.runner_up) if one is not None}
+        if (pips is None or self.threshold != self.model.threshold or not named
+                or any(one.rank not in PIP_COUNTS for one in named)):
+            return None
+        seen = pips.read_in_view(card, view)
+        if seen is None or len({card_of(label).rank for label in seen.matched}) != 1:
+            return None
+        taken = {one for one in named if card_index(one) in seen.matched}
+        if len(taken) != 1 or any(card_index(one) not in seen.unmatched
+                                  for one in named - taken):
+            return None
+        (card_read,) = taken
+        return Recognition(card_read, 1.0 - seen.offset / pips.tolerance, unsure.distance,
+                           card_read, "", time.perf_counter() - start)
+
     def _corner_threshold(self, corners: CornerReader) -> tuple[float, bool]:
         """The threshold an index read alone must reach: the corner reader's, raised by a
         threshold set by hand (and whether one was)."""
@@ -282,7 +364,7 @@ class Recogniser:
                       f" (confidence {match.confidence:.3f} < {threshold:.3f})")
         confidence = 0.0 if unlike else match.confidence
         return Recognition(None if reason else match.card, confidence, match.distance,
-                           match.card, reason, time.perf_counter() - start)
+                           match.card, reason, time.perf_counter() - start, match.runner_up)
 
 
 def _match_of(read: CornerRead) -> Match:

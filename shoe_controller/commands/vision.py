@@ -9,8 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shoe_controller.errors import ShoeError
+
+if TYPE_CHECKING:
+    from shoe_controller.cards import Card
+    from vision.model import DeckModel
 
 MISTAKES_SHOWN = 20
 HARD_DECK_ACCURACY = 0.99
@@ -97,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
                   f"(another camera, or another resolution) is declined")
         else:
             print("camera: frames of several sizes, so a frame is not checked for its size")
+        if model.roi is None:
+            print(_pips_line(model, [card for _, card in items]))
         if figures["held_out_accuracy"] < HARD_DECK_ACCURACY:
             # Held-out reads are the only evidence of how the deck reads at the table: when
             # a few of them are wrong, the threshold set above them is a thin guarantee.
@@ -216,3 +223,23 @@ def _holdout(args: argparse.Namespace, roi) -> int:  # type: ignore[no-untyped-d
     print(f"  enrolment            {held.enrol_seconds:.1f} s CPU")
     _print_figures(result)
     return 0
+
+
+def _pips_line(model: DeckModel, cards: list[Card]) -> str:
+    """What ``shoe vision enroll`` says of the number cards' pips (:mod:`vision.pips`): which
+    of the deck's number cards an unsure read can fall back on them for."""
+    from vision.model import card_index
+    from vision.pips import PIP_COUNTS
+
+    learnt = set() if model.pips is None else set(model.pips.layouts)
+    number = sorted({card for card in cards if card.rank in PIP_COUNTS},
+                    key=card_index)
+    if not number:
+        return "pips: no number cards in the folder"
+    lacking = [card.code for card in number if card_index(card) not in learnt]
+    line = (f"pips: {len(number) - len(lacking)} of {len(number)} number cards also read by "
+            f"their pips when unsure")
+    if lacking:
+        line += (f" (not {', '.join(lacking)}: fewer than 2 of their frames show every pip "
+                 f"clean)")
+    return line

@@ -48,7 +48,11 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 684 right (88.7 %; 641 before
+    out of the whole-card deck with fewer than 2; 771 read): 703 right (91.2 %; 700 before
+    an index found alone just under the threshold was taken when the card it placed,
+    read whole, named the same card; 690 before a number card both reads were unsure of
+    was read by its pips, vision.pips; 684 before
+    a card found by its index alone was placed again by its edges; 641 before
     a frame where no card was read by its outline was searched for an index alone,
     vision.index_first; 642 before
     an index read a shift made surer needed the card read whole to name it too; 634 before
@@ -69,10 +73,10 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 90.7 %, none wrong.
-    Asserted: no wrong read, at least 87.5 % right (the time is the bench's to show); the deck
-    learnt the camera's card shape and sizes and keeps its index corners when saved; and
-    of the 33 flagged photos (flags.csv), none read wrong.
+    its index corners alone), none wrong, the rest declined; seed 7 92.5 %, none wrong.
+    Asserted: no wrong read, at least 90 % right (the time is the bench's to show); the deck
+    learnt the camera's card shape and sizes and keeps its index corners and its number
+    cards' pips when saved; and of the 33 flagged photos (flags.csv), none read wrong.
 
     Why the whole set: on a sample of 6 cards (AH 2H 5H 8H TH QH, every photo), before
     detection checked what lies beyond each edge, 2 to 14 of 351 reads were wrong (a hand's
@@ -84,7 +88,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.875, result.to_dict()
+    assert result.accuracy >= 0.90, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -102,6 +106,10 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
     assert corners.anchor is not None and loaded.anchor == corners.anchor
     assert corners.geometry is not None and loaded.geometry == corners.geometry
+    pips = held.model.pips
+    assert pips is not None and len(pips.layouts) >= 6  # 7H: no whole card among its 5
+    loaded_pips = DeckModel.load("hearts", tmp_path).pips
+    assert loaded_pips is not None and loaded_pips.to_dict() == pips.to_dict()
     recogniser = Recogniser(held.model)
     for path, card in _flagged():
         read = recogniser.recognise(read_image(path))
@@ -127,6 +135,27 @@ def test_a_card_no_outline_finds_is_read_by_its_index_alone(
     read = recogniser.recognise(frame)
     assert read.card == Card.from_code(code), read
     assert read.confidence >= held_2024.model.corners.threshold, read
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "code"), [("6H_s1_10", "6H"), ("8H_s2_27", "8H"),
+                                            ("JH_s2_26", "JH")])
+def test_an_index_found_alone_just_under_the_threshold_is_taken_when_its_card_agrees(
+        held_2024: HoldoutResult, name: str, code: str) -> None:
+    """Cards no outline search finds (a hand over them, one cut by the frame), whose index
+    found alone reads right at 0.29, 0.27 and 0.30, just under the corner threshold (0.3):
+    the card the index placed, read as a whole card, names the same card, a second read,
+    so 0.9 of the threshold is enough (vision.index_first.SECONDED_SHARE). Declined with a
+    threshold set by hand (no second read lowers it)."""
+    cv2.setNumThreads(1)
+    model = held_2024.model
+    assert model is not None and model.corners is not None
+    frame = read_image(HEARTS / f"{name}.jpg")
+    read = Recogniser(model).recognise(frame)
+    assert read.card == Card.from_code(code), read
+    assert 0.9 * model.corners.threshold <= read.confidence < model.corners.threshold, read
+    strict = Recogniser(model, threshold=model.threshold + 1e-6).recognise(frame)
+    assert strict.card is None, strict
 
 
 @pytest.mark.slow
@@ -160,6 +189,79 @@ def test_an_unsure_or_disputed_index_is_taken_only_when_the_card_read_whole_name
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("name", "runner_up"), [("5H_s1_05", "9H"), ("8H_s2_05", "6H"),
+                                                 ("9H_s1_04", "TH"), ("TH_s1_01", "9H"),
+                                                 ("AH_s1_05", "4H"), ("6H_s1_02", "5H")])
+def test_a_number_card_both_reads_are_unsure_of_is_read_by_its_pips(
+        held_2024: HoldoutResult, name: str, runner_up: str) -> None:
+    """Whole cards the whole-card read is unsure of between two neighbours (5H or 9H, 8H or
+    6H, 9H or TH, TH or 9H: blurred, or in dim light), whose index does not read surely
+    either: their pips are all in view, as many as the card's rank, where the enrolment
+    photos of that card had them (vision.pips). Cards the frame cuts (AH_s1_05 at a corner,
+    6H_s1_02 along its top), whose index reads unsurely as AH or 4H, 6H or 5H: the pips in
+    view are the ace's one, the six's, and surely not the other card's. Draw 2024: 10 such
+    photos read, none wrong (draws 7, 11 and 3: 9, 4 and 5). Without the pips, declined."""
+    cv2.setNumThreads(1)
+    model = held_2024.model
+    assert model is not None and model.pips is not None
+    code = name[:2]
+    frame = read_image(HEARTS / f"{name}.jpg")
+    read = Recogniser(model).recognise(frame)
+    assert read.card == Card.from_code(code) and read.reason == "", read
+    without = Recogniser(replace(model, pips=None)).recognise(frame)
+    assert without.card is None, without
+    assert without.best_guess in (Card.from_code(code), Card.from_code(runner_up)), without
+
+
+@pytest.mark.slow
+def test_the_pips_of_every_card_found_say_its_rank_or_nothing(
+        held_2024: HoldoutResult) -> None:
+    """The pip reader alone, on every photo not enrolled, against the photo's own label.
+    A card found whole (court cards too: they have no pips to read): the rank or no read,
+    never another rank. A card found in part (cut by the frame, beside a hand): its pips in
+    view never say it is surely not its own card (what a read by the pips in view must
+    never do: rule the card out and take the other card its index named). Measured (draw
+    2024): 485 whole cards, 296 read by their pips, all right; the rest (court cards, a
+    7H, whose pips the deck never learnt, pips under a hand, in shadow or blurred) not
+    read; 225 cards found in part, whose pips in view matched their own card in 36 and
+    ruled it out in none."""
+    from vision.bench import draw_enrolment
+    from vision.detect import in_view, rectify, survey, work_frame
+    from vision.in_part import find_in_part
+    from vision.model import card_index, card_of
+
+    cv2.setNumThreads(1)
+    model = held_2024.model
+    assert model is not None and model.pips is not None and model.corners is not None
+    _, tested = draw_enrolment(read_labels(HEARTS), 5, 2024)
+    found = read = in_part = matched = 0
+    for path, card in tested:
+        frame = read_image(path)
+        work = work_frame(frame)
+        quad, hand = survey(frame, work=work)
+        if quad is None:
+            part = find_in_part(frame, model.corners.shape, model.corners.box, hand, work)
+            if part is None:
+                continue
+            seen = model.pips.read_in_view(rectify(frame, part.quad),
+                                           in_view(frame, part.quad))
+            in_part += 1
+            if seen is not None:
+                assert card_index(card) not in seen.unmatched, (path.name, seen)
+                matched += card_index(card) in seen.matched
+            continue
+        found += 1
+        said = model.pips.read(rectify(frame, quad))
+        if said is None:
+            continue
+        read += 1
+        assert {card_of(label).rank for label in said.labels} == {card.rank}, (path.name,
+                                                                               said)
+    assert found >= 450 and read >= 280, (found, read)
+    assert in_part >= 200 and matched >= 30, (in_part, matched)
+
+
+@pytest.mark.slow
 def test_a_card_missing_from_the_whole_card_deck_is_not_read_as_its_neighbour() -> None:
     """Draw 11 leaves 8H out of the whole-card deck (fewer than 2 of its 5 enrolment photos
     show a whole card); before the index check, six 8H photos were read as 6H, whose pips
@@ -185,10 +287,10 @@ def test_a_blurred_index_is_not_taken_for_its_neighbour() -> None:
     index corners anchored (vision.index_corner.anchored_index) it read as TH at 0.242, its
     whole card nearest TH too, over that floor: the floor is now 0.3. Measured: 578 of 771
     right (75.0 %) then, 637 before the anchoring, 639 (82.9 %) since, none wrong.
-    Asserted: no wrong read, and that photo declined."""
+    Asserted: no wrong read, and that photo not taken for another card (it is declined)."""
     cv2.setNumThreads(1)
     held = holdout_bench(HEARTS, 5, seed=3, name="hearts")
     assert held.model is not None and held.result.frames == 771
     assert held.result.wrong == 0, held.result.mistakes
     read = Recogniser(held.model).recognise(read_image(HEARTS / "9H_s1_07.jpg"))
-    assert read.card is None, read
+    assert read.card in (None, Card.from_code("9H")), read

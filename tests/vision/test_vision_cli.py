@@ -26,6 +26,7 @@ def test_enroll_then_classify_and_bench(tmp_path: Path, designs, card_cache, cap
     out = capsys.readouterr().out
     assert "printed" in out  # one way up or both: the operator is told
     assert "camera: every frame 640 x 480 pixels" in out  # and which frames it reads
+    assert "of 4 number cards also read by their pips" in out  # AS 5S 6S 8S
     images = sorted((tmp_path / "test").glob("*.png"))
     assert main(["vision", "classify", "--deck", "house", "--models", models, "--json",
                  *map(str, images)]) == 0
