@@ -46,6 +46,9 @@ AREA_SPREAD = (0.6, 1.6)
 LEARN_NOISE = 0.002
 """At enrolment, before the pips' size is known: marks under this share of the card's area
 are noise."""
+PIP_RADIUS = 1.2
+"""How far from its centre a pip reaches, over the radius of a disc of its area (a pip is
+taller than it is wide)."""
 MIN_IN_VIEW = 0.5
 """The least share of a card the frame cuts that must show for its pips in view to be read."""
 MIN_TOLERANCE = 0.03
@@ -120,7 +123,7 @@ class PipReader:
         view = (in_view > 0).astype(np.uint8)
         if view.mean() < MIN_IN_VIEW:
             return None
-        radius = float(np.sqrt(max(self.areas.values()) / np.pi)) * 1.2
+        radius = float(np.sqrt(max(self.areas.values()) / np.pi)) * PIP_RADIUS
         reach = self.tolerance * width  # (pixels) how far a pip may lie from its place
         # Distance of each pixel to the nearest pixel out of view: a pip centred where it
         # exceeds its radius shows whole.
@@ -164,7 +167,7 @@ class PipReader:
         box = tuple(float(side) for side in value["box"])
         cards = value["cards"]
         if not isinstance(cards, dict) or not cards or len(box) != 4 or not (
-                0 < tolerance <= MAX_TOLERANCE):
+                0 < tolerance <= MAX_TOLERANCE) or not all(0 <= side <= 1 for side in box):
             raise ValueError("a pip reader needs cards, an index box and a tolerance")
         layouts: dict[int, tuple[np.ndarray, ...]] = {}
         areas: dict[int, float] = {}
@@ -241,7 +244,7 @@ def _in_view_offset(centres: np.ndarray, placed: np.ndarray, room: np.ndarray, r
     if not clean or len(centres) < len(sure) or len(centres) > len(sure) + maybe:
         return np.inf
     if not len(centres):
-        return np.inf if not maybe else None
+        return None  # nothing in view, nothing expected: no evidence either way
     if maybe:
         if len(sure) and paired_offset(sure, centres, aspect) > tolerance:
             return np.inf

@@ -159,6 +159,8 @@ def test_a_reader_round_trips_and_a_bad_one_is_refused(reader: PipReader) -> Non
             PipReader.from_dict({**good, "cards": cards})
     with pytest.raises(ValueError):
         PipReader.from_dict({**good, "tolerance": MAX_TOLERANCE * 2})
+    with pytest.raises(ValueError):
+        PipReader.from_dict({**good, "box": [0.0, 0.0, 1.5, 0.25]})
     with pytest.raises(TypeError):
         PipReader.from_dict([1, 2])
 
