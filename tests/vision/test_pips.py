@@ -278,3 +278,25 @@ def test_the_pips_in_view_choose_between_the_two_cards_an_index_named(
     read = Recogniser(model)._read_pips_in_view(ace, view, unsure, 0.0)  # type: ignore[arg-type]
     assert (None if read is None else read.card) == (
         None if taken is None else Card.from_code(taken))
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers()
+                    | st.text(max_size=4),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=3), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tolerance=JSON, box=JSON, cards=JSON, entry=JSON)
+def test_a_hostile_saved_reader_is_refused_cleanly(reader: PipReader, tolerance, box, cards,
+                                                   entry) -> None:
+    """Whatever a model file holds where a pip reader should be, loading it gives a reader
+    or one of the errors the model's loader turns into "bad pip layouts" (never another
+    exception, which would reach the operator as a traceback)."""
+    good = reader.to_dict()
+    for value in ({**good, "tolerance": tolerance}, {**good, "box": box},
+                  {**good, "cards": cards}, {**good, "cards": {"7": entry}}, cards):
+        try:
+            PipReader.from_dict(value)
+        except (TypeError, ValueError, KeyError):
+            pass
