@@ -95,6 +95,18 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
             assert f"Table {LATCHED}" in detail and "Latched irregularities" in detail
             assert "Recent events" in detail and "irregularity" in detail
             page.screenshot(path=str(artifacts / "pit-detail.png"), full_page=True)
+            # A press and its release on two drawings of one tile (the floor drawn anew in
+            # between, as it is whenever a table deals) still open that table's detail.
+            page.click("#close-detail")
+            page.wait_for_selector("#detail", state="hidden")
+            box = page.locator(f".tile[data-table='{BLACKJACK}']").bounding_box()
+            assert box is not None
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.down()
+            page.evaluate("render()")
+            page.mouse.up()
+            page.wait_for_selector("#detail:not([hidden])")
+            assert f"Table {BLACKJACK}" in page.locator("#detail").inner_text()
             assert pit.alive(), pit.stderr()
     finally:
         broker.stop()

@@ -73,7 +73,6 @@ function tileNode(t) {
     beads.append(el("span", `bead ${outcome}`, number ?? outcome[0].toUpperCase()));
   });
   node.append(beads);
-  node.addEventListener("click", () => showDetail(t.table_id));
   return node;
 }
 
@@ -154,6 +153,20 @@ async function showDetail(id) {
   $("detail").hidden = false;
 }
 
+// A tile pressed opens its table's detail. The tiles are drawn anew whenever a table deals,
+// so on a busy floor a press and its release can land on two drawings of one tile, and the
+// browser's click then fires on neither: the tiles' container, which stays, pairs the press
+// and the release by the table they were on.
+let pressedTable = null;
+$("tables").addEventListener("pointerdown", (event) => {
+  const tile = event.target.closest(".tile");
+  pressedTable = tile ? tile.dataset.table : null;
+});
+$("tables").addEventListener("pointerup", (event) => {
+  const tile = event.target.closest(".tile");
+  if (tile && tile.dataset.table === pressedTable) showDetail(pressedTable);
+  pressedTable = null;
+});
 $("close-detail").addEventListener("click", () => { openTable = null; $("detail").hidden = true; });
 for (const id of ["game-filter", "pit-filter", "alerts-only"]) $(id).addEventListener("change", queueRender);
 
