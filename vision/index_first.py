@@ -163,25 +163,19 @@ def _card_to_frame(rank: np.ndarray, step: np.ndarray, geometry: IndexGeometry,
 
 
 class FoundByIndex(NamedTuple):
-    """A card found by its index alone: its corner read, and where it lies in the frame
-    (corners as :func:`vision.detect.rectify` takes them, the index corner first)."""
+    """A card found by its index alone: its corner read, and the rectified card that read
+    was made of (placed by the index, or again by its edges)."""
 
     read: CornerRead
-    quad: np.ndarray
-
-
-def read_by_index(frame: np.ndarray, reader: CornerReader) -> CornerRead | None:
-    """The read of :func:`find_by_index`, or None."""
-    found = find_by_index(frame, reader)
-    return None if found is None else found.read
+    card: np.ndarray
 
 
 def find_by_index(frame: np.ndarray, reader: CornerReader) -> FoundByIndex | None:
     """The nearest read, within the reader's distance limit, of the cards the frame's
     index-like pairs place (:func:`placements`), the nearest of them also read once placed
-    again by its edges (:func:`placed_by_edges`), and where the read card lies; None if
-    there is none, or the deck did not learn its index geometry. (Placing every card read
-    again by its edges read no more on cardai's four draws and cost 14 % more at p95.)"""
+    again by its edges (:func:`placed_by_edges`), with the card read; None if there is
+    none, or the deck did not learn its index geometry. (Placing every card read again by
+    its edges read no more on cardai's four draws and cost 14 % more at p95.)"""
     if reader.geometry is None:
         return None
     maps = placements(frame, reader.geometry, reader.shape)
@@ -190,19 +184,20 @@ def find_by_index(frame: np.ndarray, reader: CornerReader) -> FoundByIndex | Non
                             borderMode=cv2.BORDER_REPLICATE)
              for matrix in maps]
     reads = reader.read_each(cards)
-    near = [(read, matrix) for read, matrix in zip(reads, maps, strict=True)
+    near = [(read, matrix, card) for read, matrix, card in zip(reads, maps, cards, strict=True)
             if read.distance <= reader.max_distance]
     if not near:
         return None
-    best, matrix = min(near, key=lambda pair: pair[0].distance)
+    best, matrix, card = min(near, key=lambda found: found[0].distance)
     # The nearest is placed again by its own edges beside the index, where they show: the
     # glyphs place a card to a few per cent, its edges to a pixel.
     quad = placed_by_edges(frame, matrix)
     if quad is not None:
-        (snapped,) = reader.read_each([rectify(frame, quad)])
+        again = rectify(frame, quad)
+        (snapped,) = reader.read_each([again])
         if snapped.distance < best.distance:
-            return FoundByIndex(snapped, quad)
-    return FoundByIndex(best, _placed_quad(matrix))
+            return FoundByIndex(snapped, again)
+    return FoundByIndex(best, card)
 
 
 def _placed_quad(matrix: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ from vision.corner import (
 )
 from vision.glyphs import locate_index
 from vision.orientation import upright
+from vision.pips import PipReader, learn_pips
 from vision.roi import (
     FOLDS,
     ROI_LAYOUT,
@@ -74,7 +75,6 @@ from vision.roi import (
 
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
-    from vision.pips import PipReader
 
 FORMAT_VERSION = 11
 """11: the number cards' pips (``pips``: where each card's pips lay in the enrolment photos,
@@ -379,7 +379,7 @@ class DeckModel:
             raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
                                    f"again)") from None
         try:
-            pips = _pips_from(meta.get("pips"))
+            pips = None if meta.get("pips") is None else PipReader.from_dict(meta["pips"])
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad pip layouts ({exc}; enrol the deck "
                                    f"again)") from None
@@ -391,14 +391,6 @@ class DeckModel:
                    weights if roi is not None else None,
                    scene_vectors if roi is not None else None, deck_limits, corners, missing,
                    frame_size, pips)
-
-
-def _pips_from(value: object) -> PipReader | None:
-    """A saved pip reader (:mod:`vision.pips`), or None (none learnt, or a deck enrolled
-    before format 11)."""
-    from vision.pips import PipReader
-
-    return None if value is None else PipReader.from_dict(value)
 
 
 def _frame_size_from(value: object) -> tuple[int, int] | None:
@@ -573,7 +565,6 @@ def enroll(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi | Non
         model.corners = learn_corners([image for image, _ in samples], labels, quads,
                                       model.split, model.layout)
     from vision.index_corner import index_box
-    from vision.pips import learn_pips
 
     model.pips = learn_pips([image for image, _ in samples], labels,
                             index_box(model.split, model.layout) if model.corners is None

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from vision.corner import Box
 
@@ -92,10 +91,15 @@ class PipReader:
     box: Box
     """The deck's index box (fractions of the card, top-left); the index is no pip."""
 
+    def _marks(self, card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`pip_marks` of a rectified card, noise being what is much smaller than
+        this deck's smallest pip (:data:`NOISE_SHARE`)."""
+        return pip_marks(card, self.box, NOISE_SHARE * min(self.areas.values()))
+
     def read(self, card: np.ndarray) -> PipRead | None:
         """The cards the rectified ``card``'s pips match, or None when they match none, or
         when a mark is no pip (another size: a finger, a shadow, a pip half hidden)."""
-        centres, areas = pip_marks(card, self.box, NOISE_SHARE * min(self.areas.values()))
+        centres, areas = self._marks(card)
         aspect = card.shape[0] / card.shape[1]
         matched: dict[int, float] = {}
         for label, layouts in self.layouts.items():
@@ -130,7 +134,7 @@ class PipReader:
         inside = cv2.distanceTransform(
             cv2.copyMakeBorder(view, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0),
             cv2.DIST_L2, 3)[1:-1, 1:-1]
-        centres, areas = pip_marks(card, self.box, NOISE_SHARE * min(self.areas.values()))
+        centres, areas = self._marks(card)
         whole = _lookup(inside, centres, width, height) > radius
         centres, areas = centres[whole], areas[whole]
         aspect = height / width
@@ -224,6 +228,10 @@ def paired_offset(centres: np.ndarray, pips: np.ndarray, aspect: float) -> float
     """The farthest of ``centres`` from its partner among ``pips`` (or of ``pips`` from
     theirs, if fewer), paired so that the distances' sum is least
     (:func:`scipy.optimize.linear_sum_assignment`). In card widths."""
+    # Imported here: scipy.optimize takes about half a second to import, and every user of
+    # the recogniser would pay it at start, though pips are read only on doubtful frames.
+    from scipy.optimize import linear_sum_assignment
+
     scale = np.array([1.0, aspect])
     distances = np.linalg.norm((centres[:, None, :] - pips[None, :, :]) * scale, axis=2)
     rows, columns = linear_sum_assignment(distances)

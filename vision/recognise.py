@@ -48,7 +48,7 @@ from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader
 from vision.index_first import SECONDED_SHARE, find_by_index
 from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import usable_corners
-from vision.pips import PIP_COUNTS
+from vision.pips import PIP_COUNTS, PipReader
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ class Recogniser:
         threshold, by_hand = self._corner_threshold(corners)
         if not by_hand and SECONDED_SHARE * threshold <= match.confidence < threshold and (
                 match.card == seconded
-                or self._whole_card_says(rectify(frame, found.quad), match.card, None)):
+                or self._whole_card_says(found.card, match.card, None)):
             threshold *= SECONDED_SHARE
         return self._decide(match, start, corners.max_distance, threshold,
                             "index found alone ")
@@ -284,6 +284,11 @@ class Recogniser:
             threshold = MIN_CORNER_THRESHOLD
         return self._decide(match, start, corners.max_distance, threshold, "index corner ")
 
+    def _pip_reader(self) -> PipReader | None:
+        """The deck's pips (:mod:`vision.pips`), unless it learnt none or a threshold was
+        set by hand (a stricter deck: its appearance reads alone)."""
+        return self.model.pips if self.threshold == self.model.threshold else None
+
     def _read_pips(self, card: np.ndarray, named: tuple[Card | None, ...], distance: float,
                    start: float) -> Recognition | None:
         """The rectified whole ``card`` by its pips (:mod:`vision.pips`), where the reads by
@@ -294,8 +299,8 @@ class Recogniser:
         threshold was set by hand (a stricter deck: the appearance reads alone) or the deck
         learnt no pips. The read's confidence is how near its pips lie to their places (1
         right there, 0 at the tolerance); its ``distance`` the whole card's from the deck."""
-        pips = self.model.pips
-        if pips is None or self.threshold != self.model.threshold:
+        pips = self._pip_reader()
+        if pips is None:
             return None
         read = pips.read(card)
         if read is None:
@@ -318,10 +323,9 @@ class Recogniser:
         surely not the other, and no card of another rank. A court card named, or a deck
         that learnt no pips or has a threshold set by hand: None. Confidence and distance
         as :meth:`_read_pips` gives them (the distance the index read's)."""
-        pips = self.model.pips
+        pips = self._pip_reader()
         named = {one for one in (unsure.best_guess, unsure.runner_up) if one is not None}
-        if (pips is None or self.threshold != self.model.threshold or not named
-                or any(one.rank not in PIP_COUNTS for one in named)):
+        if pips is None or not named or any(one.rank not in PIP_COUNTS for one in named):
             return None
         seen = pips.read_in_view(card, view)
         if seen is None or len({card_of(label).rank for label in seen.matched}) != 1:

@@ -33,7 +33,7 @@ from vision.detect import (
     work_frame,
 )
 from vision.index_corner import CornerReader, IndexGeometry, corner_vector
-from vision.index_first import read_by_index
+from vision.index_first import find_by_index
 from vision.model import DeckModel, VisionModelError, card_of
 from vision.partial import (
     CardShape,
@@ -355,7 +355,7 @@ def test_a_deck_enrolled_before_its_index_geometry_loads_without_it(tmp_path: Pa
     _rewrite_meta(_deck_with_corners().save(tmp_path), as_format_8)
     loaded = DeckModel.load("cornered", tmp_path).corners
     assert loaded is not None and loaded.geometry is None and loaded.anchor is not None
-    assert read_by_index(np.full((480, 640, 3), 200, np.uint8), loaded) is None
+    assert find_by_index(np.full((480, 640, 3), 200, np.uint8), loaded) is None
 
 
 def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
