@@ -80,8 +80,8 @@ class Session:
     hand: float = 0.0
     """Share of frames with a hand in view (overhead view)."""
     hand_kinds: tuple[float, float, float] = (0.0, 1.0, 0.0)
-    """Of the frames with a hand: the shares where it stays apart from the card, reaches
-    onto it, or holds it on the palm (the card lying over the hand)."""
+    """Of the frames with a hand: the weights (any scale) of a hand that stays apart from
+    the card, reaches onto it, or holds it on the palm (the card lying over the hand)."""
     onto_reach: Buckets = ((0.0, 0.3, 1.0),)
     """How far a hand onto the card reaches onto it, a share of the card's length: ranges
     (low, high, weight), one drawn by weight, then a value uniformly in it."""
@@ -101,6 +101,11 @@ class Session:
     standard deviation a share of the paper's reflectance, before the optics."""
     card_size: Range = (0.7, 0.8)
     """The card's long side as a share of the frame's height (overhead view)."""
+    felt_sheen: tuple[Range, Range, Range] | None = None
+    """Felt lit by a lamp to one side (overhead view): the felt, not the card, is brightest
+    near the lamp and falls off away from it, as a Gaussian whose centre lies in the x and
+    y ranges (shares of the frame's width and height) and whose spread is in the third
+    (a share of the width). None: the felt as evenly lit as the card."""
     bits: tuple[int, int, int] = (8, 8, 8)
     """Bits per channel (blue, green, red) the sensor delivers."""
     saturation: float = 1.0
@@ -204,8 +209,10 @@ LOW_RES_SLOT = CameraCondition(
     },
 )
 
-ONTO_REACH: Buckets = ((0.0, 0.15, 20), (0.15, 0.35, 3), (0.35, 0.6, 4))
-"""How far a hand onto the card reaches (cardai, both sessions: see OVERHEAD_FELT)."""
+ONTO_REACH_S1: Buckets = ((0.0, 0.15, 21), (0.15, 0.35, 5), (0.35, 0.6, 6))
+"""How far a hand onto the card reaches, cardai s1 (see OVERHEAD_FELT)."""
+ONTO_REACH_S2: Buckets = ((0.0, 0.15, 18), (0.15, 0.35, 11), (0.35, 0.6, 13))
+"""How far a hand onto the card reaches, cardai s2 (see OVERHEAD_FELT)."""
 
 OVERHEAD_FELT = CameraCondition(
     name="overhead_felt",
@@ -228,6 +235,13 @@ OVERHEAD_FELT = CameraCondition(
         # s2's 8 of 48 (every 11th), 5 under 15 %, 3 up to 30 %, none by two edges. A hand
         # onto the card, in the same frames (27): its fingers over under 15 % of the card's
         # length 20 times, 15-35 % 3 times, 35-60 % 4 times (it had 0-30 % for all).
+        # Counted again per session (fourteenth round), s1 every 4th frame (64), s2 every
+        # 6th (97): s1 24 hands, 8 apart from the card, 5 onto it (under 15 % of its length
+        # once, 15-35 % twice, 35-60 % twice), 11 holding it (on the palm, or lifting it);
+        # s2 72 hands, 28 apart, 42 onto (18 under 15 %, 11 15-35 %, 13 35-60 %: deeper
+        # than the first count, which had few of s2's), 2 holding it. The shares of hand
+        # kinds below pool both counts; s1's reach pools the first count with its own five,
+        # s2's is its own count.
         # The paper's fine texture (a linen finish), measured on the rectified whole cards
         # (every 4th photo), in a blank strip by the long side: its high-pass (grey minus a
         # 2-pixel Gaussian blur) standard deviation over the paper's level, p50, real s1
@@ -241,17 +255,18 @@ OVERHEAD_FELT = CameraCondition(
         "s1": Session("s1", paper=(95, 185), metering=(33, 47),
                       cast=((0.98, 1.04), (1.0, 1.15)),
                       uneven=0.15, defocus=(0.25, 0.7), motion=0.25, hand=0.36, partial=0.52,
-                      hand_kinds=(0.4, 0.27, 0.33), card_size=(0.62, 0.82),
+                      hand_kinds=(14, 9, 16), card_size=(0.62, 0.82),
                       partial_out=((0.05, 0.15, 9), (0.15, 0.35, 9), (0.35, 0.5, 5),
                                    (0.5, 0.75, 3)),
-                      partial_corner=8 / 26, onto_reach=ONTO_REACH, paper_texture=0.012,
-                      tilt=0.155),
+                      partial_corner=8 / 26, onto_reach=ONTO_REACH_S1, paper_texture=0.012,
+                      tilt=0.155, felt_sheen=((-0.1, 0.3), (0.4, 0.7), (0.4, 0.55))),
         "s2": Session("s2", paper=(130, 200), metering=(46, 67),
                       cast=((0.92, 1.01), (0.92, 1.09)),
                       uneven=0.15, defocus=(0.25, 0.7), motion=0.1, hand=0.73, partial=0.14,
-                      hand_kinds=(0.48, 0.52, 0.0), card_size=(0.64, 0.78),
-                      partial_out=((0.05, 0.15, 5), (0.15, 0.3, 3)), onto_reach=ONTO_REACH,
-                      paper_texture=0.02, tilt=0.218),
+                      hand_kinds=(38, 53, 2), card_size=(0.64, 0.78),
+                      partial_out=((0.05, 0.15, 5), (0.15, 0.3, 3)), onto_reach=ONTO_REACH_S2,
+                      paper_texture=0.02, tilt=0.218,
+                      felt_sheen=((-0.15, 0.15), (0.65, 0.95), (0.31, 0.48))),
     },
     read_noise=(1.5, 3.0), shot_noise=0.03,  # assumed; checked: measured noise 0.19-0.43
     vignetting=0.5,  # assumed (a wide webcam lens); checked: corner ratio
@@ -535,17 +550,37 @@ def _overhead_scene(face, rng, size, condition, session) -> np.ndarray:
     skin = np.asarray(extra["skin"], np.float32)
     kind = (int(rng.choice(3, p=np.asarray(session.hand_kinds) / sum(session.hand_kinds)))
             if rng.random() < session.hand else None)
+    felt = np.ones((height, width), np.float32)  # how much of each pixel is felt
     if kind == HAND_UNDER:  # the card on the palm: the hand first, the card over it
-        _hand(scene, rng, placed, skin, rng.uniform(0.5, 1.1))
+        felt -= _hand(scene, rng, placed, skin, rng.uniform(0.5, 1.1))
     coverage = _place_with_shadow(scene, face, matrix)
+    felt *= 1 - coverage
     if session.paper_texture > 0:
         scene *= (1 + session.paper_texture * coverage * _relief(rng, (width, height)))[
             :, :, None]
     if kind == HAND_APART:
-        _hand(scene, rng, placed, skin, rng.uniform(-0.3, -0.03))
+        felt *= 1 - _hand(scene, rng, placed, skin, rng.uniform(-0.3, -0.03))
     elif kind == HAND_ONTO:
-        _hand(scene, rng, placed, skin, draw_from(rng, session.onto_reach))
+        felt *= 1 - _hand(scene, rng, placed, skin, draw_from(rng, session.onto_reach))
+    if session.felt_sheen is not None:  # drawn last: the card and hand lie where they would
+        sheen = _felt_sheen(rng, (width, height), session.felt_sheen)
+        scene *= (1 + (sheen - 1) * felt)[:, :, None]
     return scene
+
+
+def _felt_sheen(rng: np.random.Generator, size: tuple[int, int],
+               lamp: tuple[Range, Range, Range]) -> np.ndarray:
+    """How bright the felt is at each pixel (:attr:`Session.felt_sheen`), 1 at the median
+    pixel: the felt's colour (``extra["felt"]``) is measured as the median over the frames,
+    and the camera's exposure is set by the whole frame, so the sheen moves light about
+    the felt without making it darker overall."""
+    width, height = size
+    across, down, spread = lamp
+    cx, cy = rng.uniform(*across) * width, rng.uniform(*down) * height
+    sigma = rng.uniform(*spread) * width
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    sheen = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * sigma ** 2))
+    return sheen / max(float(np.median(sheen)), 1e-3)
 
 
 def tilted(points: np.ndarray, size: tuple[int, int], tilt: float) -> np.ndarray:
@@ -606,10 +641,10 @@ def _place_with_shadow(scene: np.ndarray, face: np.ndarray, matrix: np.ndarray) 
 
 
 def _hand(scene: np.ndarray, rng: np.random.Generator, card: np.ndarray, skin: np.ndarray,
-          reach: float) -> None:
+          reach: float) -> np.ndarray:
     """A hand coming in from the frame's edge nearest the card, one to four fingers whose
     tips lie ``reach`` of the card's length onto the card (short of it when negative), and
-    the hand's soft shadow."""
+    the hand's soft shadow. Returns how much of each pixel the hand covers (0 to 1)."""
     height, width = scene.shape[:2]
     centre = card.mean(axis=0)
     card_len = float(np.linalg.norm(card[0] - card[3]))
@@ -647,6 +682,7 @@ def _hand(scene: np.ndarray, rng: np.random.Generator, card: np.ndarray, skin: n
                                                                     finger_w / 2))
     scene *= (1 - mask)[:, :, None]
     scene += (mask * shading)[:, :, None] * skin[None, None, :]
+    return mask
 
 
 SCENES: dict[str, Callable[..., np.ndarray]] = {

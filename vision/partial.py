@@ -124,6 +124,18 @@ class CardShape:
         size = self.size(quad)
         return self.sizes[0] / SIZE_MARGIN <= size <= self.sizes[1] * SIZE_MARGIN
 
+    def aspect_of(self, quad: np.ndarray) -> float:
+        """A card's long side over its short side (``quad`` clockwise, the first side
+        short), each the mean of two opposite sides, the camera's stretch undone."""
+        short, long = _short_long(quad)
+        return float(np.linalg.norm(self.unstretched(long))
+                     / max(float(np.linalg.norm(self.unstretched(short))), 1e-9))
+
+    def fits_aspect(self, quad: np.ndarray) -> bool:
+        """The quad has the deck's proportions (within :data:`ASPECT_TOLERANCE`): not part
+        of a card taken for all of it."""
+        return abs(self.aspect_of(quad) - self.aspect) <= ASPECT_TOLERANCE * self.aspect
+
     def unstretched(self, vectors: np.ndarray) -> np.ndarray:
         """Frame-pixel vectors with the camera's stretch undone (square pixels)."""
         undone: np.ndarray = np.asarray(vectors, np.float64) / np.array([self.stretch, 1.0])
@@ -283,10 +295,7 @@ def readable_in_part(seen: CardInPart, shape: CardShape, index: Box, width: int,
         # them (the sides leaving it are measured too).
         quad = _from_far_side(quad, stub[0], shape)
     short, long = _short_long(quad)
-    aspect = float(np.linalg.norm(shape.unstretched(long))
-                   / max(float(np.linalg.norm(shape.unstretched(short))), 1e-9))
-    if not (are_square(short, long, shape)
-            and abs(aspect - shape.aspect) <= ASPECT_TOLERANCE * shape.aspect):
+    if not (are_square(short, long, shape) and shape.fits_aspect(quad)):
         return None
     sides = seen.table_sides
     usable = tuple(corner for corner in usable_corners(quad, width, height, index)

@@ -153,6 +153,14 @@ class Recogniser:
         decided = self._decide(match, start)
         if decided.card is not None and found is not None and self.model.corners is not None:
             return self._check_index(frame, found, decided, self.model.corners, start)
+        if (decided.card is None and found is not None and self.model.corners is not None
+                and not self.model.corners.shape.fits_aspect(found.quad)):
+            # Not taken, and not a card's proportions: part of a card taken for all of it
+            # (the simulated camera's QH_s1_17 of seed 7, its paper fading into the dark at
+            # the frame's edge: the squat quad's index, a Q drawn wider, read as KH). Its
+            # index and pips are not read through it; the searches in part may find it.
+            in_part = self._read_corner(frame, self.model.corners, hand, start, work)
+            return in_part if in_part.card is not None else decided
         if decided.card is None and found is not None and self.model.corners is not None:
             # The whole card was not taken (unsure, or unlike the deck as a whole: a hand's
             # shadow over the pips, a blur): its index alone may be, under the index's
@@ -206,6 +214,8 @@ class Recogniser:
         partial = find_in_part(frame, corners.shape, corners.box, hand, work)
         if partial is not None and not corners.shape.fits_size(partial.quad):
             return _other_size(partial.quad, corners, start)
+        if partial is not None and not corners.shape.fits_aspect(partial.quad):
+            partial = None  # (as a whole card's, above)
         read = None
         if partial is not None:
             card = rectify(frame, partial.quad)

@@ -32,6 +32,7 @@ from simulators.camera_realism import (
     OVERHEAD_FELT,
     ConditionError,
     RealisticCamera,
+    _felt_sheen,
     _overhead_scene,
     card_offset,
     condition_named,
@@ -157,8 +158,10 @@ def test_a_hand_lies_apart_from_onto_or_under_the_card(kind: str, faces) -> None
     card or under it (the card on the palm) leaves every pixel inside the card as it was,
     but for the shadow a hand apart may cast (darker, the same colour); one reaching onto it
     covers some with skin."""
-    # (No paper texture: drawn after the hand's kind, it would differ between the two.)
-    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), paper_texture=0.0)
+    # (No paper texture and no felt sheen: drawn after the hand's kind, they would differ
+    # between the two.)
+    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), paper_texture=0.0,
+                      felt_sheen=None)
     shares = {"apart": (1.0, 0.0, 0.0), "onto": (0.0, 1.0, 0.0), "under": (0.0, 0.0, 1.0)}
     face = faces[SAMPLE_CARDS[1]]
     size = (640, 360)
@@ -207,7 +210,8 @@ def test_the_card_s_paper_carries_the_session_s_texture(faces) -> None:
     """The same scene with and without the paper's texture: the felt is untouched, and over
     the card's inside the reflectance varies by the asked share (fine relief of unit
     spread, scaled), the same in every channel."""
-    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), hand=0.0, partial=0.0)
+    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), hand=0.0, partial=0.0,
+                      felt_sheen=None)  # (drawn after the texture, it would differ)
     face = faces[SAMPLE_CARDS[1]]
     size = (640, 360)
     bare = _overhead_scene(face, np.random.default_rng(3), size, OVERHEAD_FELT,
@@ -222,6 +226,35 @@ def test_the_card_s_paper_carries_the_session_s_texture(faces) -> None:
     assert float(ratio[:, 0].std()) == pytest.approx(0.02, rel=0.15)
     felt = cv2.dilate((bare.max(axis=2) > 0.45).astype(np.uint8), np.ones((15, 15), np.uint8))
     assert np.array_equal(rough[felt == 0], bare[felt == 0])
+
+
+def test_the_felt_sheen_lights_the_felt_not_the_card(faces) -> None:
+    """The same scene with and without a lamp's sheen on the felt: the card's inside is
+    untouched; the felt is scaled alike in every channel, brighter near the lamp than
+    across the frame from it; the sheen's median over the frame is 1 (the felt's measured
+    colour is its median)."""
+    session = replace(session_of_condition(OVERHEAD_FELT, "s2"), hand=0.0, partial=0.0)
+    face = faces[SAMPLE_CARDS[1]]
+    size = (640, 360)
+    lamp = ((0.0, 0.0), (0.5, 0.5), (0.3, 0.3))  # at the left edge's middle
+    for seed in range(3):
+        even = _overhead_scene(face, np.random.default_rng(seed), size, OVERHEAD_FELT,
+                               replace(session, felt_sheen=None))
+        lit = _overhead_scene(face, np.random.default_rng(seed), size, OVERHEAD_FELT,
+                              replace(session, felt_sheen=lamp))
+        paper = (even.min(axis=2) > 0.5) & (even.max(axis=2) - even.min(axis=2) < 0.1)
+        inside = cv2.erode(paper.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+        assert inside.sum() > 1000
+        # (The sheen is drawn last, so the card lies where it did.)
+        assert np.allclose(lit[inside], even[inside])
+        around = cv2.dilate(paper.astype(np.uint8), np.ones((25, 25), np.uint8)) == 0
+        ratio = lit[around] / even[around]
+        assert np.allclose(ratio, ratio[:, :1], rtol=1e-4)
+        sheen = _felt_sheen(np.random.default_rng(seed), size, lamp)
+        assert float(np.median(sheen)) == pytest.approx(1.0, rel=1e-3)
+        columns = np.divide(lit[:, :, 1], even[:, :, 1], out=np.full(around.shape, np.nan),
+                            where=around & (even[:, :, 1] > 0))
+        assert np.nanmedian(columns[:, :40]) > 4 * np.nanmedian(columns[:, -40:])
 
 
 def test_a_session_can_have_its_own_frame_size(faces) -> None:
@@ -258,7 +291,7 @@ CLAIMED = {
     "in_shoe_corner": ("highlight", "cast_blue", "cast_red", "contrast"),
     "low_res_slot": ("highlight", "contrast", "cast_red"),
     "overhead_felt": ("brightness", "highlight", "contrast", "noise", "sharpness",
-                      "corner_ratio"),
+                      "corner_ratio", "light_spread"),
 }
 SIM_FRAMES = 10
 REAL_FRAMES = 24

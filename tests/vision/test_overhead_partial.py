@@ -36,6 +36,7 @@ from vision.index_corner import CornerReader, IndexGeometry, corner_vector
 from vision.index_first import find_by_index
 from vision.model import DeckModel, VisionModelError, card_of
 from vision.partial import (
+    ASPECT_TOLERANCE,
     CardShape,
     PartialCard,
     complete_side,
@@ -255,6 +256,33 @@ def test_a_card_found_in_part_must_be_the_size_the_camera_showed_at_enrolment() 
         assert shape.size(quad) == pytest.approx(short, rel=1e-6)
         assert shape.fits_size(quad) is fits, short
     assert SHAPE.fits_size(_corners((480.0, 270.0), 25.0, 1000.0))  # learnt before sizes
+
+
+@settings(max_examples=200, deadline=None)
+@given(angle=st.floats(-180, 180), short=st.floats(60, 400), kept=st.floats(0.3, 1.0),
+       long_side=st.booleans())
+def test_a_card_has_the_deck_s_proportions_and_part_of_one_may_not(
+        angle: float, short: float, kept: float, long_side: bool) -> None:
+    """A whole card of the deck, at any angle and size under the camera's stretch, has the
+    deck's proportions; a card cut short (part of it taken for all of it), its long or its
+    short side kept to ``kept`` of its length, has them only while the cut is within the
+    tolerance (the independent statement: its long over short side, computed here from
+    the drawn lengths, against the deck's aspect)."""
+    whole = _corners((480.0, 270.0), angle, short)
+    assert SHAPE.fits_aspect(whole)
+    # Cut from the first corner's end: the first side is short, the second long.
+    start = whole[0]
+    across, along = whole[1] - whole[0], whole[3] - whole[0]
+    if long_side:
+        along = along * kept
+    else:
+        across = across * kept
+    cut = np.array([start, start + across, start + across + along, start + along])
+    long_over_short = (ASPECT * kept) if long_side else (ASPECT / kept)
+    if long_over_short < 1:  # the cut card's long side is now its first: as rectified
+        cut, long_over_short = np.roll(cut, -1, axis=0), 1 / long_over_short
+    assume(abs(abs(long_over_short / ASPECT - 1) - ASPECT_TOLERANCE) > 1e-6)
+    assert SHAPE.fits_aspect(cut) is (abs(long_over_short / ASPECT - 1) <= ASPECT_TOLERANCE)
 
 
 def test_learnt_card_sizes_are_the_whole_cards_short_sides() -> None:
