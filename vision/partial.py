@@ -96,6 +96,13 @@ SIZE_MARGIN = 1.5
 """How much larger or smaller than the enrolment photos' whole cards a card read may be, its
 short side (cardai, draw 2024: enrolled 171 to 277 pixels, the cards read 166 to 350;
 ece395's camera shows its card 110 pixels across, in a frame 172 wide)."""
+PART_SIZE_MARGIN = 1.15
+"""How much smaller than the smallest of the enrolment photos' whole cards a card read in
+part may be. A card completed at the deck's shape from a false corner, where its paper
+fades into the dark beyond a lamp's reach, is a smaller card inside the real one (the
+simulated camera's 8H_s1_15 of seed 7: 0.85 of the smallest, its index corner on the pips,
+read as KH); cardai's cards read in part, on four draws, were 1.17 times the smallest or
+more."""
 
 
 @dataclass(frozen=True)
@@ -115,14 +122,14 @@ class CardShape:
         """A card's short side (``quad`` clockwise, the first side short), unstretched."""
         return float(np.linalg.norm(self.unstretched(_short_long(quad)[0])))
 
-    def fits_size(self, quad: np.ndarray) -> bool:
+    def fits_size(self, quad: np.ndarray, smaller: float = SIZE_MARGIN) -> bool:
         """The card is about the size this camera showed the deck's cards at enrolment
-        (within :data:`SIZE_MARGIN`): a card much larger or smaller is under another
-        camera, or the camera has moved."""
+        (within :data:`SIZE_MARGIN`, or ``smaller`` below the smallest): a card much
+        larger or smaller is under another camera, or the camera has moved."""
         if self.sizes is None:
             return True
         size = self.size(quad)
-        return self.sizes[0] / SIZE_MARGIN <= size <= self.sizes[1] * SIZE_MARGIN
+        return self.sizes[0] / smaller <= size <= self.sizes[1] * SIZE_MARGIN
 
     def aspect_of(self, quad: np.ndarray) -> float:
         """A card's long side over its short side (``quad`` clockwise, the first side

@@ -47,7 +47,7 @@ from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader
 from vision.index_first import SECONDED_SHARE, find_by_index
 from vision.model import DeckModel, Match, card_index, card_of
-from vision.partial import usable_corners
+from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
 
 
@@ -214,8 +214,12 @@ class Recogniser:
         partial = find_in_part(frame, corners.shape, corners.box, hand, work)
         if partial is not None and not corners.shape.fits_size(partial.quad):
             return _other_size(partial.quad, corners, start)
-        if partial is not None and not corners.shape.fits_aspect(partial.quad):
-            partial = None  # (as a whole card's, above)
+        if partial is not None and not (
+                corners.shape.fits_aspect(partial.quad)
+                and corners.shape.fits_size(partial.quad, smaller=PART_SIZE_MARGIN)):
+            # Not a card's proportions (as a whole card's, above), or smaller than any card
+            # this camera showed: completed from a false corner (PART_SIZE_MARGIN).
+            partial = None
         read = None
         if partial is not None:
             card = rectify(frame, partial.quad)
