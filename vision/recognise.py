@@ -153,36 +153,36 @@ class Recogniser:
         decided = self._decide(match, start)
         if decided.card is not None and found is not None and self.model.corners is not None:
             return self._check_index(frame, found, decided, self.model.corners, start)
-        if (decided.card is None and found is not None and self.model.corners is not None
-                and not self.model.corners.shape.fits_aspect(found.quad)):
-            # Not taken, and not a card's proportions: part of a card taken for all of it
-            # (the simulated camera's QH_s1_17 of seed 7, its paper fading into the dark at
-            # the frame's edge: the squat quad's index, a Q drawn wider, read as KH). Its
-            # index and pips are not read through it; the searches in part may find it.
-            in_part = self._read_corner(frame, self.model.corners, hand, start, work)
-            return in_part if in_part.card is not None else decided
         if decided.card is None and found is not None and self.model.corners is not None:
-            # The whole card was not taken (unsure, or unlike the deck as a whole: a hand's
-            # shadow over the pips, a blur): its index alone may be, under the index's
-            # own limits, at the corners wholly in the frame.
             corners = self.model.corners
-            by_index = self._read_index(found.card, _usable(frame, found, corners), corners,
-                                        start, whole=match)
-            if by_index is not None and by_index.card is not None:
-                return by_index
-            # Nor its index alone; a number card's pips may still say which of the cards
-            # the two reads named it is.
-            named = (match.card, match.runner_up,
-                     None if by_index is None else by_index.best_guess)
-            by_pips = self._read_pips(found.card, named, match.distance, start)
-            if by_pips is not None:
-                return by_pips
-            # Nor its index: the card as found may be wrong (a hand taken in with it, or
-            # only part of it), and the searches for a card in part may find it as it is.
+            # Not taken whole. Its index and pips are read through the quad only if it has
+            # the deck's proportions: a quad that has not is part of a card taken for all of
+            # it (the simulated camera's QH_s1_17 of seed 7, its paper fading into the dark
+            # at the frame's edge: the squat quad's index, a Q drawn wider, read as KH).
+            if corners.shape.fits_aspect(found.quad):
+                through = self._read_through(frame, found, match, corners, start)
+                if through is not None:
+                    return through
+            # The card as found may be wrong (a hand taken in with it, or only part of it),
+            # and the searches for a card in part may find it as it is.
             in_part = self._read_corner(frame, corners, hand, start, work)
             if in_part.card is not None:
                 return in_part
         return decided
+
+    def _read_through(self, frame: np.ndarray, found: Detection, match: Match,
+                      corners: CornerReader, start: float) -> Recognition | None:
+        """A whole card the whole-card read did not take (unsure, or unlike the deck as a
+        whole: a hand's shadow over the pips, a blur), read by its index alone, under the
+        index's own limits, at the corners wholly in the frame; failing that, a number
+        card's pips may still say which of the cards the two reads named it is. None when
+        neither reads it."""
+        by_index = self._read_index(found.card, _usable(frame, found, corners), corners,
+                                    start, whole=match)
+        if by_index is not None and by_index.card is not None:
+            return by_index
+        named = (match.card, match.runner_up, None if by_index is None else by_index.best_guess)
+        return self._read_pips(found.card, named, match.distance, start)
 
     def _check_index(self, frame: np.ndarray, found: Detection, decided: Recognition,
                      corners: CornerReader, start: float) -> Recognition:
