@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -42,6 +43,9 @@ from vision.corner import (
 )
 from vision.partial import CardShape, learn_shape
 from vision.roi import first_glyph, glyph_boxes, suit_under
+
+if TYPE_CHECKING:
+    from vision.index_glyphs import GlyphReader
 
 TOP_LEFT: Box = LAYOUTS["top-left"][0]
 
@@ -97,7 +101,7 @@ def rank_glyph(card: np.ndarray, box: Box) -> Anchor | None:
     index (shares of its width and height), or None when no glyph is found: the first glyph
     (:func:`vision.roi.first_glyph`, a rank with its suit under it) among the glyph-like ink
     near the corner (:data:`GLYPH_SEARCH`)."""
-    boxes = _corner_glyphs(card, box)
+    boxes = corner_glyphs(card, box)
     if not boxes:
         return None
     x, y, _, _ = first_glyph(boxes)
@@ -105,7 +109,7 @@ def rank_glyph(card: np.ndarray, box: Box) -> Anchor | None:
     return x / width, y / height
 
 
-def _corner_glyphs(card: np.ndarray, box: Box) -> list[tuple[int, int, int, int]]:
+def corner_glyphs(card: np.ndarray, box: Box) -> list[tuple[int, int, int, int]]:
     """The glyph-like ink (:func:`vision.roi.glyph_boxes`) of a white-balanced rectified
     card near its top-left corner, as far as :data:`GLYPH_SEARCH` reaches."""
     right, bottom = _search_reach(card, box)
@@ -197,7 +201,7 @@ def learn_geometry(views: Sequence[np.ndarray], box: Box) -> IndexGeometry | Non
     for view in views:
         card = white_balanced(view)
         height, width = card.shape[:2]
-        boxes = _corner_glyphs(card, box)
+        boxes = corner_glyphs(card, box)
         if not boxes:
             continue
         rank = first_glyph(boxes)
@@ -275,6 +279,9 @@ class CornerReader:
     """How the index lies on the card (:func:`learn_geometry`), to find an index without
     its card's outline (:mod:`vision.index_first`); None for a deck enrolled before, or
     whose glyphs were not found."""
+    glyphs: GlyphReader | None = None
+    """The index read again by its glyphs cut out (:mod:`vision.index_glyphs`), to bear
+    out an unsure read; None for a deck enrolled before, or whose glyphs were not found."""
 
     def vector(self, view: np.ndarray) -> np.ndarray:
         """The feature vector of a rectified card's top-left index corner, as enrolled."""
@@ -512,6 +519,8 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     :func:`vision.bench.learn_partly_found`). A card with fewer than two photos is left
     out (no other photo to read it against). None when the whole cards do not tell the
     camera's card shape (:func:`vision.partial.learn_shape`)."""
+    from vision.index_glyphs import CALIBRATION_COPIES as GLYPH_COPIES
+    from vision.index_glyphs import learn_glyph_reader  # (it imports this module)
     from vision.model import held_out_limits  # the model module imports this one
 
     shape = learn_shape(quads)
@@ -574,9 +583,20 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
                                               MIN_CORNER_THRESHOLD)
     copies_threshold = _copies_threshold(held_out, rows, row_photos, row_labels, seen,
                                          max_distance)
+    # The glyph reader learns from the photos' corners and a few copies of each, with
+    # their held-out corner reads (what it will bear out).
+    glyph_rows = np.concatenate([np.arange(seen), seen + (
+        np.arange(seen)[:, None] * CORNER_JITTERS
+        + np.arange(min(GLYPH_COPIES, CORNER_JITTERS))[None, :]).ravel()])
+    _, copies_read, copies_confidence = held_out(rows[glyph_rows[seen:]],
+                                                 row_photos[glyph_rows[seen:]])
+    glyphs = learn_glyph_reader(
+        [views[row] for row in glyph_rows], box,
+        list(zip(np.concatenate([predicted, copies_read]).tolist(),
+                 np.concatenate([confidence, copies_confidence]).tolist(), strict=True)))
     return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
                         max_distance, max(threshold, aligned_threshold, copies_threshold),
-                        centre, projection, anchor, geometry)
+                        centre, projection, anchor, geometry, glyphs)
 
 
 CALIBRATION_COPIES = 4

@@ -75,9 +75,13 @@ from vision.roi import (
 
 if TYPE_CHECKING:
     from vision.index_corner import CornerReader
+    from vision.index_glyphs import GlyphReader
 
-FORMAT_VERSION = 11
-"""11: the number cards' pips (``pips``: where each card's pips lay in the enrolment photos,
+FORMAT_VERSION = 12
+"""12: the corner reader's index glyphs cut out (``corners.glyphs``: their limits, and the
+rows ``glyph_vectors`` and ``glyph_labels``; null if not learnt), a second read of an unsure
+index (:mod:`vision.index_glyphs`);
+11: the number cards' pips (``pips``: where each card's pips lay in the enrolment photos,
 their size and how far they may lie from it; null if none was learnt);
 10: the size of the camera's frames (``frame_size``: short and long side in pixels; null
 when the enrolment frames were not all of one size);
@@ -92,7 +96,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -282,7 +286,11 @@ class DeckModel:
                     "anchor": (None if self.corners.anchor is None
                                else list(self.corners.anchor)),
                     "geometry": (None if self.corners.geometry is None
-                                 else self.corners.geometry.to_list())}}
+                                 else self.corners.geometry.to_list()),
+                    "glyphs": (None if self.corners.glyphs is None else {
+                        "max_distance": self.corners.glyphs.max_distance,
+                        "threshold": self.corners.glyphs.threshold})}}
+        glyphs = None if self.corners is None else self.corners.glyphs
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
         with scratch.open("wb") as handle:
@@ -300,6 +308,8 @@ class DeckModel:
                 corner_projection=(empty if self.corners is None
                                    or self.corners.projection is None
                                    else self.corners.projection),
+                glyph_vectors=empty if glyphs is None else glyphs.vectors,
+                glyph_labels=np.zeros(0, np.int64) if glyphs is None else glyphs.labels,
                 meta=np.array(json.dumps(meta)))
         scratch.replace(path)
         return path
@@ -331,6 +341,9 @@ class DeckModel:
                      data["corner_projection"].astype(np.float32))
                     if "corner_projection" in data.files and data["corner_projection"].size
                     else None)
+                glyph_rows = ((data["glyph_vectors"].astype(np.float32),
+                               data["glyph_labels"].astype(np.int64))
+                              if "glyph_vectors" in data.files else None)
         except (OSError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: not a deck model ({exc})") from None
         if (meta.get("format") not in READABLE_FORMATS
@@ -374,7 +387,8 @@ class DeckModel:
             raise VisionModelError(f"{path}: bad camera frame size ({exc}; enrol the deck "
                                    f"again)") from None
         try:
-            corners = _corners_from(meta.get("corners"), corner_rows, corner_projection)
+            corners = _corners_from(meta.get("corners"), corner_rows, corner_projection,
+                                     glyph_rows)
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad index corners ({exc}; enrol the deck "
                                    f"again)") from None
@@ -405,7 +419,8 @@ def _frame_size_from(value: object) -> tuple[int, int] | None:
 
 
 def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
-                  projected: tuple[np.ndarray, np.ndarray] | None = None
+                  projected: tuple[np.ndarray, np.ndarray] | None = None,
+                  glyph_rows: tuple[np.ndarray, np.ndarray] | None = None
                   ) -> CornerReader | None:
     """A saved corner reader (:mod:`vision.index_corner`), or None (a deck enrolled
     before issue 16's partly visible cards, or whose whole cards told no card shape)."""
@@ -448,9 +463,30 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
     geometry = None
     if value.get("geometry") is not None:  # format 9: how the index lies on the card
         geometry = IndexGeometry.from_list(value["geometry"])
+    glyphs = None
+    if value.get("glyphs") is not None:  # format 12: the index's glyphs cut out
+        glyphs = _glyphs_from(value["glyphs"], glyph_rows, box)
     return CornerReader(vectors, labels, _split_from(value["split"]), box,
                         CardShape(stretch, aspect, sizes), *limits, centre, projection,
-                        anchor, geometry)
+                        anchor, geometry, glyphs)
+
+
+def _glyphs_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
+                 box: tuple[float, ...]) -> GlyphReader:
+    """A saved glyph reader (:mod:`vision.index_glyphs`)."""
+    from vision.index_glyphs import GlyphReader, glyph_length
+
+    if not isinstance(value, dict) or rows is None:
+        raise TypeError("no glyph rows")
+    vectors, labels = rows
+    if vectors.ndim != 2 or vectors.shape[1] != glyph_length() or len(vectors) != len(labels) \
+            or len(set(labels.tolist())) < 2 or labels.min() < 0 or labels.max() > 51:
+        raise ValueError(f"glyph rows {vectors.shape} do not match their labels or this "
+                         f"version's glyphs")
+    limits = float(value["max_distance"]), float(value["threshold"])
+    if not all(np.isfinite(number) and number > 0 for number in limits):
+        raise ValueError("glyph limits must be positive numbers")
+    return GlyphReader(vectors, labels, (box[0], box[1], box[2], box[3]), *limits)
 
 
 def _deck_limits_from(value: object) -> tuple[float, float]:

@@ -44,8 +44,9 @@ from vision.detect import (
     work_frame,
 )
 from vision.in_part import find_in_part
-from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader
+from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader, turned
 from vision.index_first import SECONDED_SHARE, find_by_index
+from vision.index_glyphs import SECOND_READ_FLOOR
 from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
@@ -254,8 +255,9 @@ class Recogniser:
         the same card: the card found by its outline, read unsurely (``seconded``, another
         placement), or the card its index placed, read as a whole card (its pips and
         pictures, not its index again; cardai, draws 2024, 7, 11 and 3: 3, 2, 1 and 2 more
-        read, none wrong). None when no index-like pair of glyphs in the frame looks like
-        the deck's."""
+        read, none wrong); or over :data:`vision.index_glyphs.SECOND_READ_FLOOR` when its
+        glyphs cut out read the same card surely (:meth:`_glyphs_say`). None when no
+        index-like pair of glyphs in the frame looks like the deck's."""
         found = find_by_index(frame, corners)
         if found is None:
             return None
@@ -265,6 +267,9 @@ class Recogniser:
                 match.card == seconded
                 or self._whole_card_says(found.card, match.card, None)):
             threshold *= SECONDED_SHARE
+        elif not by_hand and SECOND_READ_FLOOR <= match.confidence < threshold and \
+                self._glyphs_say(corners, [found.card], match.card):
+            threshold = SECOND_READ_FLOOR
         return self._decide(match, start, corners.max_distance, threshold,
                             "index found alone ")
 
@@ -273,6 +278,8 @@ class Recogniser:
         """A rectified card by its ``usable`` index corners; the corner reader's own
         limits, and a threshold set by hand raises its threshold too. ``whole``: the card's
         whole-card read, when already made (else made here if a second read is needed).
+        An unsure read is taken when a second read bears it out: the card read whole, or
+        the index's glyphs cut out (over :data:`vision.index_glyphs.SECOND_READ_FLOOR`).
         None when no corner is usable."""
         read = corners.read_aligned(card, usable)
         if read is None:
@@ -296,6 +303,13 @@ class Recogniser:
             # read, not the index again. (On cardai, draws 2024, 7, 11 and 3, 62 such reads
             # were all right; the most confident wrong read the two agreed on was 0.152.)
             threshold = MIN_CORNER_THRESHOLD
+        if not by_hand and not (read.disputed or read.lifted) and \
+                SECOND_READ_FLOOR <= read.confidence < threshold and \
+                self._glyphs_say(corners, [turned(card, corner) for corner in usable],
+                                 match.card):
+            # Unsure, yet its glyphs cut out and read alone say the same card surely: a
+            # second read of the same glyphs by unlike features (:mod:`vision.index_glyphs`).
+            threshold = SECOND_READ_FLOOR
         return self._decide(match, start, corners.max_distance, threshold, "index corner ")
 
     def _pip_reader(self) -> PipReader | None:
@@ -358,6 +372,12 @@ class Recogniser:
         by_hand = self.threshold != self.model.threshold
         return (max(corners.threshold, self.threshold) if by_hand else corners.threshold,
                 by_hand)
+
+    @staticmethod
+    def _glyphs_say(corners: CornerReader, views: list[np.ndarray], index: Card) -> bool:
+        """Whether the deck's glyph reader (:mod:`vision.index_glyphs`) reads ``views``
+        (rectified cards, the index at the top-left) surely as ``index``."""
+        return corners.glyphs is not None and corners.glyphs.names(views, card_index(index))
 
     def _whole_card_says(self, card: np.ndarray, index: Card, whole: Match | None) -> bool:
         """Whether the rectified ``card``, read as a whole card (``whole``, if that read was

@@ -21,6 +21,7 @@ from shoe_controller.cards import Card
 from vision.bench import HoldoutResult, holdout_bench, read_labels
 from vision.capture import read_image
 from vision.index_corner import MIN_CORNER_THRESHOLD
+from vision.index_glyphs import SECOND_READ_FLOOR
 from vision.model import DeckModel
 from vision.recognise import Recogniser
 
@@ -48,7 +49,9 @@ def held_2024() -> HoldoutResult:
 def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
                                                     held_2024: HoldoutResult) -> None:
     """Measured on the whole set (seed 2024: 65 photos drawn, a card found in 35, 7H left
-    out of the whole-card deck with fewer than 2; 771 read): 703 right (91.2 %; 700 before
+    out of the whole-card deck with fewer than 2; 771 read): 720 right (93.4 %; 702 before
+    an index read under the corner threshold, though over half its floor, was taken when
+    its glyphs cut out read the same card surely, vision.index_glyphs; 700 before
     an index found alone just under the threshold was taken when the card it placed,
     read whole, named the same card; 690 before a number card both reads were unsure of
     was read by its pips, vision.pips; 684 before
@@ -73,8 +76,8 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     vision.partial.readable_in_part; 471 before paper in shadow was looked for,
     detect.PAPER_DIM; 411 before cards cut by the frame's edge or bordered by a hand, and
     whole cards the whole-card read declined, were read by an index corner; 7H is read by
-    its index corners alone), none wrong, the rest declined; seed 7 92.5 %, none wrong.
-    Asserted: no wrong read, at least 90 % right (the time is the bench's to show); the deck
+    its index corners alone), none wrong, the rest declined; seed 7 93.5 %, none wrong.
+    Asserted: no wrong read, at least 92 % right (the time is the bench's to show); the deck
     learnt the camera's card shape and sizes and keeps its index corners and its number
     cards' pips when saved; and of the 33 flagged photos (flags.csv), none read wrong.
 
@@ -88,7 +91,7 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     result = held.result
     assert held.model is not None and result.frames == 771
     assert result.wrong == 0, result.mistakes  # precision 100 %: the 99.9 % target
-    assert result.accuracy >= 0.90, result.to_dict()
+    assert result.accuracy >= 0.92, result.to_dict()
     # No time asserted: the 20 ms target is the bench's to show (docs/vision.md). Here the
     # CPU time per frame follows the machine and what else runs (the same code read at a
     # p95 of 17.5 ms one afternoon, 28.7 ms the next evening, 43.5 ms beside the rest of
@@ -106,6 +109,9 @@ def test_overhead_photos_are_read_right_or_declined(tmp_path: Path,
     assert (loaded.threshold, loaded.box) == (corners.threshold, corners.box)
     assert corners.anchor is not None and loaded.anchor == corners.anchor
     assert corners.geometry is not None and loaded.geometry == corners.geometry
+    assert corners.glyphs is not None and loaded.glyphs is not None
+    assert np.array_equal(loaded.glyphs.vectors, corners.glyphs.vectors)
+    assert loaded.glyphs.threshold == corners.glyphs.threshold
     pips = held.model.pips
     assert pips is not None and len(pips.layouts) >= 6  # 7H: no whole card among its 5
     loaded_pips = DeckModel.load("hearts", tmp_path).pips
@@ -159,14 +165,39 @@ def test_an_index_found_alone_just_under_the_threshold_is_taken_when_its_card_ag
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("name", "code"), [("8H_s2_11", "8H"), ("7H_s2_26", "7H"),
+                                            ("7H_s2_02", "7H")])
+def test_an_unsure_index_is_taken_when_its_glyphs_cut_out_read_the_same_card_surely(
+        held_2024: HoldoutResult, name: str, code: str) -> None:
+    """Indexes in plain view read right under the corner threshold (0.3): an 8 a finger
+    touches, found by its index alone (0.26), a 7 found in part (0.215), a 7 the frame's
+    top cuts (0.269). The same glyphs, cut out and brought to one size (vision.index_glyphs), read
+    as the same card surely: taken. Without the glyph reader, or with a threshold set by
+    hand, declined."""
+    cv2.setNumThreads(1)
+    model = held_2024.model
+    assert model is not None and model.corners is not None
+    assert model.corners.glyphs is not None
+    frame = read_image(HEARTS / f"{name}.jpg")
+    read = Recogniser(model).recognise(frame)
+    assert read.card == Card.from_code(code), read
+    assert SECOND_READ_FLOOR <= read.confidence < model.corners.threshold, read
+    alone = replace(model, corners=replace(model.corners, glyphs=None))
+    assert Recogniser(alone).recognise(frame).card is None
+    strict = Recogniser(model, threshold=model.threshold + 1e-6).recognise(frame)
+    assert strict.card is None, strict
+
+
+@pytest.mark.slow
 def test_an_unsure_or_disputed_index_is_taken_only_when_the_card_read_whole_names_it(
         held_2024: HoldoutResult) -> None:
     """Draw 2024 sets the corner reader's threshold at its floor (0.3). Raised to 0.6, as a
     deck whose held-out reads were less sure would have it: QH_s1_01 is a card in part
     whose index reads QH at 0.569, under it but over the floor; read as a whole card, the
     same rectified card is nearest QH: taken. KH_s1_06's index reads KH at 0.377, but the
-    card read whole is not nearest KH: declined, though the index was right (a second read
-    that does not bear it out is a doubt; under the deck's own threshold it is read). Under
+    card read whole is not nearest KH: without the glyph reader, declined, though the index
+    was right (a second read that does not bear it out is a doubt; under the deck's own
+    threshold it is read); its glyphs cut out read KH surely: taken. Under
     the deck's own threshold, AH_s2_47's two index corners disagree, AH sure and 4H unsure;
     the card read whole is nearest AH: taken (declined before disputed reads)."""
     cv2.setNumThreads(1)
@@ -178,9 +209,13 @@ def test_an_unsure_or_disputed_index_is_taken_only_when_the_card_read_whole_name
     read = recogniser.recognise(read_image(HEARTS / "QH_s1_01.jpg"))
     assert read.card == Card.from_code("QH"), read
     assert MIN_CORNER_THRESHOLD <= read.confidence < 0.6, read
-    read = recogniser.recognise(read_image(HEARTS / "KH_s1_06.jpg"))
+    # (Without the glyph reader, the other second read: KH_s1_06's glyphs say KH.)
+    alone = replace(held_2024.model, corners=replace(corners, threshold=0.6, glyphs=None))
+    read = Recogniser(alone).recognise(read_image(HEARTS / "KH_s1_06.jpg"))
     assert read.card is None and read.best_guess == Card.from_code("KH"), read
     assert "index corner unsure" in read.reason, read
+    read = recogniser.recognise(read_image(HEARTS / "KH_s1_06.jpg"))
+    assert read.card == Card.from_code("KH"), read
     own = Recogniser(held_2024.model)
     read = own.recognise(read_image(HEARTS / "KH_s1_06.jpg"))
     assert read.card == Card.from_code("KH"), read
