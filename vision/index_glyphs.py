@@ -173,7 +173,8 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     """A deck's glyph reader from rectified enrolment corners (each turned to the top-left)
     as ``(view, photo, card index)``: the photos' own corners and their copies, with each
     one's held-out corner read (``corner_reads``: the card and the confidence the corner
-    reader gave it, read without its photo). None when fewer than two cards show glyphs.
+    reader gave it, read without its photo). None when fewer than two cards show glyphs, or
+    no held-out glyph read is right.
 
     Its distance limit is set as the corner reader's is (:func:`vision.model.held_out_limits`:
     each row read against the other photos' rows, never its own photo's). Its threshold is
@@ -182,7 +183,8 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     corner read of that view (x 1.3 + 0.05, as every held-out threshold), never under
     :data:`GLYPH_MIN_THRESHOLD`. A glyph read alone is often wrong where its glyphs were cut
     out wrong (a court card's frame taken for its rank), and then as sure as a right read:
-    its own held-out limit would stand over nearly every read (cardai, draw 2024: 0.78)."""
+    its own held-out limit stood over nearly every read (cardai, draw 2024, before only an
+    index with its suit under the rank was read: 0.78)."""
     from vision.model import THRESHOLD_FACTOR, THRESHOLD_SLACK, held_out_limits
 
     found = [(vector, photo, label, corner) for vector, (_, photo, label), corner
@@ -207,6 +209,8 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
         labels[known], np.array([read.distance for read in kept]),
         np.array([read.label for read in kept]), np.array([read.confidence for read in kept]),
         GLYPH_MIN_THRESHOLD)
+    if max_distance <= 0:  # no held-out read right: a reader that could never bear one out
+        return None
     wrong_together = [read.confidence for read, (_, _, label, (corner_label, corner_conf))
                       in zip(reads, found, strict=True)
                       if read is not None and read.label != label

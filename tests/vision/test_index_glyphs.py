@@ -97,6 +97,13 @@ def test_the_threshold_stands_over_glyph_reads_wrong_with_the_corner_read() -> N
     assert other is not None and other.threshold == GLYPH_MIN_THRESHOLD
 
 
+def test_no_glyph_reader_is_learnt_when_no_held_out_read_is_right() -> None:
+    # Each card's two photos drawn as the other card's glyph: every held-out read is wrong.
+    views = [(_card("2"), 0, 0), (_card("7"), 1, 0), (_card("7"), 2, 1), (_card("2"), 3, 1)]
+    assert learn_glyph_reader(views, BOX, [(label, 0.9) for _, _, label in views]) is None
+    assert learn_glyph_reader(views[:2], BOX, [(0, 0.9), (0, 0.9)]) is None  # one card
+
+
 def test_a_glyph_reader_names_a_card_only_surely_and_near_the_deck() -> None:
     learnt = learn_glyph_reader(_views(), BOX, [(label, 0.9) for _, _, label in _views()])
     assert learnt is not None  # (its distance limit, from three drawings each, is tight)
