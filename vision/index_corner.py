@@ -71,15 +71,23 @@ def corner_vector(card: np.ndarray, split: Split | None, box: Box,
     """The unit feature vector of a rectified card's top-left index: its rank and suit
     glyphs (``split``), else the ``box`` as a layout reads it; with ``anchor``, read once
     its rank glyph is moved there (:func:`anchored_index`)."""
+    return _corner_vector_and_glyph(card, split, box, anchor)[0]
+
+
+def _corner_vector_and_glyph(card: np.ndarray, split: Split | None, box: Box,
+                             anchor: Anchor | None) -> tuple[np.ndarray, bool]:
+    """:func:`corner_vector`, and whether a rank glyph was found near the corner (always
+    True without an ``anchor``: nothing was looked for)."""
     card = white_balanced(card)
+    found = True
     if anchor is not None:
-        card = anchored_index(card, box, anchor)
+        card, found = _anchored(card, box, anchor)
     if split is None:
-        return unit(box_features(card, box))
+        return unit(box_features(card, box)), found
     rank_box, suit_box = split
     return unit(np.concatenate([glyph_features(card, rank_box, colour=False),
                                 glyph_features(card, suit_box, colour=True),
-                                box_features(card, box)]))
+                                box_features(card, box)])), found
 
 
 GLYPH_SEARCH = (1.6, 1.4)
@@ -138,16 +146,21 @@ def anchored_index(card: np.ndarray, box: Box, anchor: Anchor) -> np.ndarray:
     ``box`` the index is read in); the rest of the card, never read as an index, is left
     as it lies. A read does this for every corner it reads (up to 8 placements of an index
     found alone), and the corner is a tenth of the card (0.02 ms of one core against 0.2)."""
+    return _anchored(card, box, anchor)[0]
+
+
+def _anchored(card: np.ndarray, box: Box, anchor: Anchor) -> tuple[np.ndarray, bool]:
+    """:func:`anchored_index`, and whether a rank glyph was found at all."""
     found = rank_glyph(card, box)
     if found is None:
-        return card
+        return card, False
     dx, dy = anchor[0] - found[0], anchor[1] - found[1]
     if max(abs(dx), abs(dy)) > MAX_ANCHOR_SHIFT:
-        return card
+        return card, True
     right, bottom = _search_reach(card, box)
     moved = card.copy()
     moved[:bottom, :right] = shifted(card, (dx, dy), (right, bottom))
-    return moved
+    return moved, True
 
 
 def learn_anchor(views: Sequence[np.ndarray], box: Box) -> Anchor | None:
@@ -254,6 +267,10 @@ class CornerRead:
     #: The read of the corner shifted a little (:meth:`CornerReader.read_aligned`), surer
     #: than the corner as it lies: it too stands only with a second read that bears it out.
     lifted: bool = False
+    #: No rank glyph was found near the corner, where the deck's enrolment corners showed
+    #: one (:attr:`CornerReader.anchor`): a blank corner, or one the card was completed to
+    #: wrongly. Not read (:meth:`vision.recognise.Recogniser._read_index`).
+    glyphless: bool = False
 
 
 @dataclass(frozen=True)
@@ -322,7 +339,9 @@ class CornerReader:
         its own: the nearest enrolled corner and the margin over the nearest other card."""
         if not views:
             return []
-        vectors = np.stack([self.vector(view) for view in views])
+        made = [_corner_vector_and_glyph(view, self.split, self.box, self.anchor)
+                for view in views]
+        vectors = np.stack([vector for vector, _ in made])
         # One matrix product for all of a read's corners, not one per corner: the
         # projection (cardai: 5340 x 512 numbers, 11 MB) is then read from memory once.
         # Each product has the large matrix on the left, its rows along the sum: OpenBLAS
@@ -338,7 +357,8 @@ class CornerReader:
             squared = (self._row_norms[None, :] - 2.0 * (self.vectors @ points.T).T
                        + (points * points).sum(axis=1)[:, None])
             distances = np.sqrt(np.maximum(squared, 0.0))
-        return [self._nearest(row) for row in distances]
+        return [self._nearest(row) if found else replace(self._nearest(row), glyphless=True)
+                for row, (_, found) in zip(distances, made, strict=True)]
 
     def _nearest(self, distances: np.ndarray) -> CornerRead:
         """The read of one corner from its distances to every enrolled row."""

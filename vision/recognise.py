@@ -286,7 +286,13 @@ class Recogniser:
             return None
         match = _match_of(read)
         threshold, by_hand = self._corner_threshold(corners)
-        if read.disputed or read.lifted:
+        if read.glyphless:
+            # No rank glyph near the corner, where the deck's corners all but always show
+            # one: blank paper, whatever card it is nearest. (The simulated camera's 8H_s2_24,
+            # cut by the frame and completed on its side, read KH by a blank corner at 0.303,
+            # and its whole card, read through that quad, was nearest KH too at 0.045.)
+            match = replace(match, confidence=0.0)
+        elif read.disputed or read.lifted:
             # The card's other corner said another card, unsurely: this corner is taken only
             # if sure on its own and the card read whole says the same card. (Under the
             # threshold, the card's corners disagreeing is doubt enough: cardai draw 3's
@@ -303,7 +309,7 @@ class Recogniser:
             # read, not the index again. (On cardai, draws 2024, 7, 11 and 3, 62 such reads
             # were all right; the most confident wrong read the two agreed on was 0.152.)
             threshold = MIN_CORNER_THRESHOLD
-        if not by_hand and not (read.disputed or read.lifted) and \
+        if not by_hand and not (read.disputed or read.lifted or read.glyphless) and \
                 SECOND_READ_FLOOR <= read.confidence < threshold and \
                 self._glyphs_say(corners, [turned(card, corner) for corner in usable],
                                  match.card):

@@ -18,12 +18,14 @@ from vision.corner import white_balanced
 from vision.index_corner import (
     GLYPH_SEARCH,
     MAX_ANCHOR_SHIFT,
+    CornerReader,
     anchored_index,
     corner_vector,
     learn_anchor,
     rank_glyph,
     shifted,
 )
+from vision.partial import CardShape
 
 BOX = (0.0, 0.0, 0.2, 0.3)  # the index box read, shares of the card
 CARD = (200, 290)  # width, height of a rectified card
@@ -141,3 +143,22 @@ def test_only_the_index_corner_is_moved_and_exactly_as_the_whole_card_would_be(
     assert np.array_equal(moved[:bottom, :right], shifted(card, shift)[:bottom, :right])
     assert np.array_equal(moved[bottom:], card[bottom:])
     assert np.array_equal(moved[:, right:], card[:, right:])
+
+
+def test_a_corner_without_a_rank_glyph_is_read_as_glyphless_where_the_deck_has_one() -> None:
+    """A corner with no glyph near it (a blank corner, or a card completed to a wrong one)
+    is marked: the deck's enrolment corners showed a rank glyph there."""
+    cards = [_card(), _card(rank="L")]
+    anchor = learn_anchor(cards, BOX)
+    assert anchor is not None
+    vectors = np.stack([corner_vector(card, None, BOX, anchor) for card in cards])
+    reader = CornerReader(vectors, np.array([0, 1]), None, BOX, CardShape(1.0, 1.4), 10.0,
+                          0.3, anchor=anchor)
+    blank = np.full((CARD[1], CARD[0], 3), 250, np.uint8)
+    cv2.circle(blank, (CARD[0] // 2, CARD[1] // 2), 20, (40, 40, 200), -1)  # a pip alone
+    plain, empty = reader.read_each([_card(), blank])
+    assert not plain.glyphless and plain.label == 0
+    assert empty.glyphless
+    # A deck that learnt no anchor looks for no glyph: nothing is marked.
+    loose = CornerReader(vectors, np.array([0, 1]), None, BOX, CardShape(1.0, 1.4), 10.0, 0.3)
+    assert not any(read.glyphless for read in loose.read_each([_card(), blank]))
