@@ -362,15 +362,7 @@ class CornerReader:
 
     def _nearest(self, distances: np.ndarray) -> CornerRead:
         """The read of one corner from its distances to every enrolled row."""
-        best = int(np.argmin(distances))
-        label = int(self.labels[best])
-        others = self.labels != label
-        if not others.any():
-            return CornerRead(label, 0.0, float(distances[best]), None)
-        second = int(np.argmin(np.where(others, distances, np.inf)))
-        d_best, d_other = float(distances[best]), float(distances[second])
-        confidence = (d_other - d_best) / d_other if d_other > 0 else 0.0
-        return CornerRead(label, confidence, d_best, int(self.labels[second]))
+        return CornerRead(*nearest_with_margin(distances, self.labels))
 
     @cached_property
     def _directions(self) -> np.ndarray:
@@ -385,6 +377,23 @@ class CornerReader:
         """Each row's squared length: the same for every read, worked out once."""
         norms: np.ndarray = np.einsum("ij,ij->i", self.vectors, self.vectors)
         return norms
+
+
+def nearest_with_margin(distances: np.ndarray, labels: np.ndarray
+                        ) -> tuple[int, float, float, int | None]:
+    """A nearest-neighbour read from the ``distances`` to rows of ``labels``: the nearest
+    row's label, its relative margin over the nearest row of another label (the
+    confidence), the nearest distance, and that other label; with no other label within
+    reach (none, or all at an infinite distance), no margin and no runner-up."""
+    best = int(np.argmin(distances))
+    label = int(labels[best])
+    others = np.where(labels != label, distances, np.inf)
+    second = int(np.argmin(others))
+    d_best, d_other = float(distances[best]), float(others[second])
+    if not np.isfinite(d_other):
+        return label, 0.0, d_best, None
+    confidence = (d_other - d_best) / d_other if d_other > 0 else 0.0
+    return label, confidence, d_best, int(labels[second])
 
 
 def combined_read(reads: list[CornerRead]) -> CornerRead | None:
@@ -445,7 +454,7 @@ def shifted(view: np.ndarray, shift: tuple[float, float],
     return moved
 
 
-def _distances(rows: np.ndarray, points: np.ndarray) -> np.ndarray:
+def pair_distances(rows: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Euclidean distances (rows, points) between two sets of projected vectors."""
     squared = ((rows * rows).sum(axis=1)[:, None] - 2.0 * (rows @ points.T)
                + (points * points).sum(axis=1)[None, :])
@@ -574,7 +583,7 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
         # Each corner (of the photos ``photos``) read against every other photo's corners
         # and copies (never its own photo's: a copy of itself would always be nearest): the
         # nearest distance, the card read and the confidence.
-        distances = _distances(points, rows)
+        distances = pair_distances(points, rows)
         distances[photos[:, None] == row_photos[None, :]] = np.inf
         nearest = np.argmin(distances, axis=1)
         d_best = distances[np.arange(len(points)), nearest]

@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from vision.corner import Box, white_balanced
-from vision.index_corner import corner_glyphs
+from vision.index_corner import corner_glyphs, nearest_with_margin, pair_distances
 from vision.roi import first_glyph, suit_under
 
 RANK_PATCH = (20, 30)  # width, height a rank glyph is resampled to
@@ -159,13 +159,10 @@ class GlyphReader:
 
 
 def _nearest(distances: np.ndarray, labels: np.ndarray) -> GlyphRead | None:
-    best = int(np.argmin(distances))
-    label = int(labels[best])
-    others = np.where(labels != label, distances, np.inf)
-    if not np.isfinite(others).any():
-        return None
-    d_best, d_other = float(distances[best]), float(others.min())
-    return GlyphRead(label, (d_other - d_best) / d_other if d_other > 0 else 0.0, d_best)
+    """The read from ``distances`` to rows of ``labels``; None with no other card within
+    reach (no margin to tell)."""
+    label, confidence, distance, runner_up = nearest_with_margin(distances, labels)
+    return None if runner_up is None else GlyphRead(label, confidence, distance)
 
 
 def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
@@ -196,9 +193,7 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     vectors = np.stack([vector for vector, _, _, _ in found]).astype(np.float32)
     photos = np.array([photo for _, photo, _, _ in found])
     labels = np.array([label for _, _, label, _ in found])
-    squared = (vectors * vectors).sum(axis=1)
-    distances = np.sqrt(np.maximum(squared[:, None] + squared[None, :]
-                                   - 2.0 * vectors @ vectors.T, 0.0))
+    distances = pair_distances(vectors, vectors)
     distances[photos[:, None] == photos[None, :]] = np.inf
     reads = [_nearest(row, labels) if np.isfinite(row).any() else None for row in distances]
     known = np.array([read is not None for read in reads])

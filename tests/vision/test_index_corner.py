@@ -23,10 +23,10 @@ from vision.index_corner import (
     MIN_CORNER_THRESHOLD,
     CornerRead,
     CornerReader,
-    _distances,
     combined_read,
     corner_vector,
     jittered_corners,
+    pair_distances,
     principal_directions,
     shifted,
 )
@@ -72,7 +72,7 @@ def test_distances_between_projections_are_distances_in_the_subspace(seed: int) 
     projected = (data - centre) @ projection
     full = np.linalg.norm(data[:, None, :] - data[None, :5, :], axis=2)
     # (float32: a distance of 0 comes out as the root of a rounding error, about 0.003)
-    assert np.allclose(_distances(projected, projected[:5]), full, atol=1e-2, rtol=1e-3)
+    assert np.allclose(pair_distances(projected, projected[:5]), full, atol=1e-2, rtol=1e-3)
 
 
 def _marked_card() -> np.ndarray:
