@@ -56,6 +56,9 @@ the blank margin beside the index (cardai: no wrong read at 0.10, 3 points more 
 at 0.06, every photo flagged partly out of frame still declined)."""
 REFINE_MOVE = 0.35  # most a corner moves to the sharp corner: of the shortest side
 ON_FRAME_EDGE = 2.0  # work pixels: two corners this near one edge of the frame: cut by it
+REMEASURES = 2
+"""How many times a whole card's edges that do not border one table are measured again
+from where they were found (:func:`_measured_again`)."""
 MIN_EDGE_SUPPORT = 0.3  # least share of edge profiles that show a step from table to paper
 
 
@@ -169,6 +172,9 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
             continue  # (a card the frame cuts is placed by its measured sides alone)
         # The frame's edge is no side of the card: what lies beyond it says nothing.
         on_one_table = one_table(np.delete(beyond, on_edge, axis=0))
+        if not on_one_table and not cut and on_frame is not None:
+            corners, support, beyond, on_frame, on_one_table = _measured_again(
+                frame, corners, support, beyond, on_frame)
         if on_one_table and not cut:
             if best is None or support > best[0]:
                 best = (support, corners)
@@ -199,6 +205,27 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     near = tuple(table and usable[corner - 1] and usable[corner]
                  for corner, table in enumerate(near))
     return None, CardInPart(corners, sides, frame_side, on_frame, near)
+
+
+def _measured_again(frame: np.ndarray, corners: np.ndarray, support: float,
+                    beyond: np.ndarray, on_frame: tuple[bool, ...]
+                    ) -> tuple[np.ndarray, float, np.ndarray, tuple[bool, ...], bool]:
+    """A whole card in view whose sides did not border one table, its edges measured again
+    from the corners just measured (up to :data:`REMEASURES` times), and taken as soon as
+    they do. A mask cut short by a shadow over the card's edge (cardai's 4H_s1_08, a hand's
+    shadow over one end of it) starts a side askew, and the profiles near its far end
+    cannot reach the edge (:data:`EDGE_REACH`): the line fitted to the rest turns part way
+    towards the edge, and the card's own paper lies beyond that end. Measured again from
+    there, the side lies on the edge. The last measure that was card-shaped is returned
+    when none borders one table (still only part of a card, a hand along a side)."""
+    again = corners
+    for _ in range(REMEASURES):
+        again, support_again, beyond_again, on_frame_again = edges_on_frame(frame, again)
+        if on_frame_again is None or not card_shaped(again):
+            break
+        if one_table(beyond_again):
+            return again, support_again, beyond_again, on_frame_again, True
+    return corners, support, beyond, on_frame, False
 
 
 def _check_frame(frame: np.ndarray) -> None:

@@ -124,6 +124,14 @@ class Recogniser:
             by_index = self._read_index_alone(frame, corners, start, read.best_guess)
             if by_index is not None and by_index.card is not None:
                 return by_index
+            if (by_index is not None and read.best_guess is None
+                    and by_index.distance <= corners.max_distance):
+                # No card found by its outline, but an index of the deck's found alone, read
+                # unsurely: declined with what it said (its best guess, the cards it
+                # hesitated between and why it was not taken), not as if nothing were in
+                # view. The supervisor then sees that a card was seen, and the bench counts
+                # its best guess among the confusions.
+                return replace(by_index, reason=f"no card outline found; {by_index.reason}")
         return read
 
     def _read_outline(self, frame: np.ndarray, start: float) -> Recognition:

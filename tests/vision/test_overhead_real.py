@@ -20,6 +20,7 @@ import pytest
 from shoe_controller.cards import Card
 from vision.bench import HoldoutResult, holdout_bench, read_labels
 from vision.capture import read_image
+from vision.detect import survey
 from vision.index_corner import MIN_CORNER_THRESHOLD
 from vision.index_glyphs import SECOND_READ_FLOOR
 from vision.model import DeckModel
@@ -162,6 +163,46 @@ def test_an_index_found_alone_just_under_the_threshold_is_taken_when_its_card_ag
     assert 0.9 * model.corners.threshold <= read.confidence < model.corners.threshold, read
     strict = Recogniser(model, threshold=model.threshold + 1e-6).recognise(frame)
     assert strict.card is None, strict
+
+
+@pytest.mark.slow
+def test_a_card_whose_edge_a_shadow_hides_is_found_whole_by_measuring_its_edges_again(
+        held_2024: HoldoutResult, monkeypatch: pytest.MonkeyPatch) -> None:
+    """4H_s1_08: a whole 4H on the felt, a hand's shadow over one end. The mask stops short
+    in the shadow, the side measured from it lies askew, and the card's own paper lies
+    beyond its far end (no single table round the card: taken for part of one, whose index
+    corner no search then reads). Measured again from where the edges were found, the
+    sides lie on the card's edges: the card is found whole and read."""
+    cv2.setNumThreads(1)
+    frame = read_image(HEARTS / "4H_s1_08.jpg")
+    quad, hand = survey(frame)
+    assert quad is not None and hand is None
+    assert Recogniser(held_2024.model).recognise(frame).card == Card.from_code("4H")
+    monkeypatch.setattr("vision.detect.REMEASURES", 0)
+    quad, hand = survey(frame)
+    assert quad is None and hand is not None  # (as part of a card, bordered by a hand)
+
+
+@pytest.mark.slow
+def test_an_index_found_alone_but_unsure_is_declined_with_its_guess_not_as_no_card(
+        held_2024: HoldoutResult) -> None:
+    """4H_s2_25: a 4H held up in a hand, its outline found by no search; its index, found
+    alone, reads 4H, unsurely (0.12 against 0.3: 4H or AH). Declined, and the decline says
+    so (a card was seen, which and how sure), not "no card found"; an empty felt still
+    says no card."""
+    cv2.setNumThreads(1)
+    model = held_2024.model
+    assert model is not None and model.corners is not None
+    recogniser = Recogniser(model)
+    frame = read_image(HEARTS / "4H_s2_25.jpg")
+    assert recogniser._read_outline(frame, 0.0).best_guess is None
+    read = recogniser.recognise(frame)
+    assert read.card is None and read.best_guess == Card.from_code("4H"), read
+    assert read.confidence < model.corners.threshold, read
+    assert read.reason.startswith("no card outline found; index found alone unsure: 4H"), read
+    felt = cv2.GaussianBlur(frame[:40, :40], (0, 0), 3)  # a corner of bare felt, enlarged
+    empty = recogniser.recognise(cv2.resize(felt, frame.shape[1::-1]))
+    assert empty.card is None and empty.reason.startswith("no card found"), empty
 
 
 @pytest.mark.slow
