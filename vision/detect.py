@@ -216,8 +216,8 @@ def _measured_again(frame: np.ndarray, corners: np.ndarray, support: float,
     shadow over one end of it) starts a side askew, and the profiles near its far end
     cannot reach the edge (:data:`EDGE_REACH`): the line fitted to the rest turns part way
     towards the edge, and the card's own paper lies beyond that end. Measured again from
-    there, the side lies on the edge. The last measure that was card-shaped is returned
-    when none borders one table (still only part of a card, a hand along a side)."""
+    there, the side lies on the edge. When no measure borders one table (still only part of
+    a card: a hand along a side), the first measure is returned as it was, and False."""
     again = corners
     for _ in range(REMEASURES):
         again, support_again, beyond_again, on_frame_again = edges_on_frame(frame, again)

@@ -99,8 +99,14 @@ def test_pit_page_shows_the_floor(tmp_path: Path, page: Any, artifacts: Path) ->
             # between, as it is whenever a table deals) still open that table's detail.
             page.click("#close-detail")
             page.wait_for_selector("#detail", state="hidden")
-            box = page.locator(f".tile[data-table='{BLACKJACK}']").bounding_box()
-            assert box is not None
+            # Measured in one go in the page: Playwright's bounding_box() finds the tile,
+            # then measures it, and a redraw in between (a table dealt) leaves it measuring
+            # a tile no longer in the page (None; CI failed so once).
+            box = page.evaluate(
+                f"() => {{ const r = document.querySelector(\".tile[data-table='{BLACKJACK}']\")"
+                ".getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width,"
+                " height: r.height}; }")
+            assert box["width"] > 0 and box["height"] > 0, box
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             page.mouse.down()
             page.evaluate("render()")
