@@ -23,7 +23,7 @@ of enough held-out reads of the copies (:func:`_copies_threshold`), never under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -548,7 +548,6 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     :func:`vision.bench.learn_partly_found`). A card with fewer than two photos is left
     out (no other photo to read it against). None when the whole cards do not tell the
     camera's card shape (:func:`vision.partial.learn_shape`)."""
-    from vision.index_glyphs import CALIBRATION_COPIES as GLYPH_COPIES
     from vision.index_glyphs import learn_glyph_reader  # (it imports this module)
     from vision.model import held_out_limits  # the model module imports this one
 
@@ -610,19 +609,19 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
                            aligned)
     _, aligned_threshold, _ = held_out_limits(row_labels[:seen], d_best, predicted, aligned,
                                               MIN_CORNER_THRESHOLD)
-    copies_threshold = _copies_threshold(held_out, rows, row_photos, row_labels, seen,
-                                         max_distance)
-    # The glyph reader learns from the photos' corners and a few copies of each, with
-    # their held-out corner reads (what it will bear out).
-    glyph_rows = np.concatenate([np.arange(seen), seen + (
-        np.arange(seen)[:, None] * CORNER_JITTERS
-        + np.arange(min(GLYPH_COPIES, CORNER_JITTERS))[None, :]).ravel()])
-    _, copies_read, copies_confidence = held_out(rows[glyph_rows[seen:]],
-                                                 row_photos[glyph_rows[seen:]])
+    # The photos' corners and a few copies of each, read held out once: they set the
+    # corner threshold, and teach the glyph reader what a corner read it is to bear out
+    # looks like.
+    chosen = _calibration_rows(seen)
+    calibration = [held_out(rows[part], row_photos[part])
+                   for part in np.array_split(chosen, max(1, len(chosen) // CALIBRATION_CHUNK))]
+    chosen_best, chosen_read, chosen_confidence = (np.concatenate(values)
+                                                   for values in zip(*calibration))
+    copies_threshold = _copies_threshold(row_labels[chosen], chosen < seen, chosen_best,
+                                         chosen_read, chosen_confidence, max_distance)
     glyphs = learn_glyph_reader(
-        [views[row] for row in glyph_rows], box,
-        list(zip(np.concatenate([predicted, copies_read]).tolist(),
-                 np.concatenate([confidence, copies_confidence]).tolist(), strict=True)))
+        [views[row] for row in chosen], box,
+        list(zip(chosen_read.tolist(), chosen_confidence.tolist(), strict=True)))
     return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
                         max_distance, max(threshold, aligned_threshold, copies_threshold),
                         centre, projection, anchor, geometry, glyphs)
@@ -630,13 +629,23 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
 
 CALIBRATION_COPIES = 4
 """Jittered copies of each enrolment corner read held out to set the corner threshold
-(:func:`_copies_threshold`); a 52-card deck's 8840 rows would take minutes to read all."""
+(:func:`_copies_threshold`) and to calibrate the glyph reader
+(:func:`vision.index_glyphs.learn_glyph_reader`); a 52-card deck's 8840 rows would take
+minutes to read all."""
 CALIBRATION_CHUNK = 1024
 
 
-def _copies_threshold(held_out: Callable[[np.ndarray, np.ndarray],
-                                         tuple[np.ndarray, np.ndarray, np.ndarray]],
-                      rows: np.ndarray, photos: np.ndarray, labels: np.ndarray, seen: int,
+def _calibration_rows(seen: int) -> np.ndarray:
+    """The rows read held out at enrolment: the ``seen`` photos' own corners, then the first
+    :data:`CALIBRATION_COPIES` jittered copies of each (the rows hold the photos' corners,
+    then :data:`CORNER_JITTERS` copies of each in turn)."""
+    copies = seen + np.arange(seen)[:, None] * CORNER_JITTERS + np.arange(
+        min(CALIBRATION_COPIES, CORNER_JITTERS))[None, :]
+    return np.concatenate([np.arange(seen), copies.ravel()])
+
+
+def _copies_threshold(labels: np.ndarray, own: np.ndarray, d_best: np.ndarray,
+                      predicted: np.ndarray, confidence: np.ndarray,
                       max_distance: float) -> float:
     """The least corner confidence at which the held-out reads of the enrolment corners
     *and of their jittered copies* (:func:`jittered_corners`: a corner rectified a little
@@ -644,16 +653,10 @@ def _copies_threshold(held_out: Callable[[np.ndarray, np.ndarray],
     :data:`vision.model.TARGET_PRECISION` right (:func:`vision.model.calibrated_threshold`).
     The photos' own corners, well found and anchored, are seldom read wrong held out, and
     set no threshold above the floor then; a copy is what a completed card looks like
-    (cardai, draw 11: a 5H cut by the frame read as 3H at 0.242 over a floor of 0.2)."""
+    (cardai, draw 11: a 5H cut by the frame read as 3H at 0.242 over a floor of 0.2).
+    One entry per row of :func:`_calibration_rows`: its card, whether it is a photo's own
+    corner (``own``), and its held-out read."""
     from vision.model import calibrated_threshold  # the model module imports this one
 
-    # The rows: the photos' own corners, then CORNER_JITTERS copies of each in turn.
-    copies = seen + np.arange(seen)[:, None] * CORNER_JITTERS + np.arange(
-        min(CALIBRATION_COPIES, CORNER_JITTERS))[None, :]
-    chosen = np.concatenate([np.arange(seen), copies.ravel()])
-    reads = [held_out(rows[part], photos[part])
-             for part in np.array_split(chosen, max(1, len(chosen) // CALIBRATION_CHUNK))]
-    d_best, predicted, confidence = (np.concatenate(values) for values in zip(*reads))
     near = d_best <= max_distance
-    return calibrated_threshold(labels[chosen][near], predicted[near], confidence[near],
-                                (chosen < seen)[near])
+    return calibrated_threshold(labels[near], predicted[near], confidence[near], own[near])

@@ -27,7 +27,7 @@ with it, 702, 713, 701 and 709 without, none wrong either way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -52,9 +52,6 @@ SECOND_READ_FLOOR = 0.15
 reader's own floor (:data:`vision.index_corner.MIN_CORNER_THRESHOLD`). Under it, a corner
 read is near a toss between two cards, and two reads of the same glyphs can be wrong
 together."""
-CALIBRATION_COPIES = 4
-"""Jittered copies of each enrolment corner read alongside it (the corner reader's first
-four: :func:`vision.index_corner.jittered_corners`)."""
 
 Glyph = tuple[int, int, int, int]  # x, y, width, height
 
@@ -147,7 +144,7 @@ class GlyphReader:
             return None
         return _nearest(np.linalg.norm(self.vectors - vector[None, :], axis=1), self.labels)
 
-    def names(self, views: Sequence[np.ndarray], label: int) -> bool:
+    def names(self, views: Iterable[np.ndarray], label: int) -> bool:
         """Whether the surest glyph read of ``views`` (rectified cards, the index to read at
         the top-left) that looks like the deck names card ``label`` over the threshold."""
         reads = [read for read in map(self.read, views)

@@ -27,6 +27,7 @@ suits (:attr:`vision.model.DeckModel.missing`).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -264,7 +265,7 @@ class Recogniser:
         placement), or the card its index placed, read as a whole card (its pips and
         pictures, not its index again; cardai, draws 2024, 7, 11 and 3: 3, 2, 1 and 2 more
         read, none wrong); or over :data:`vision.index_glyphs.SECOND_READ_FLOOR` when its
-        glyphs cut out read the same card surely (:meth:`_glyphs_say`). None when no
+        glyphs cut out read the same card surely (:meth:`_glyphs_bear_out`). None when no
         index-like pair of glyphs in the frame looks like the deck's."""
         found = find_by_index(frame, corners)
         if found is None:
@@ -275,8 +276,7 @@ class Recogniser:
                 match.card == seconded
                 or self._whole_card_says(found.card, match.card, None)):
             threshold *= SECONDED_SHARE
-        elif not by_hand and SECOND_READ_FLOOR <= match.confidence < threshold and \
-                self._glyphs_say(corners, [found.card], match.card):
+        elif not by_hand and self._glyphs_bear_out(corners, match, threshold, [found.card]):
             threshold = SECOND_READ_FLOOR
         return self._decide(match, start, corners.max_distance, threshold,
                             "index found alone ")
@@ -318,9 +318,8 @@ class Recogniser:
             # were all right; the most confident wrong read the two agreed on was 0.152.)
             threshold = MIN_CORNER_THRESHOLD
         if not by_hand and not (read.disputed or read.lifted or read.glyphless) and \
-                SECOND_READ_FLOOR <= read.confidence < threshold and \
-                self._glyphs_say(corners, [turned(card, corner) for corner in usable],
-                                 match.card):
+                self._glyphs_bear_out(corners, match, threshold,
+                                      (turned(card, corner) for corner in usable)):
             # Unsure, yet its glyphs cut out and read alone say the same card surely: a
             # second read of the same glyphs by unlike features (:mod:`vision.index_glyphs`).
             threshold = SECOND_READ_FLOOR
@@ -388,10 +387,15 @@ class Recogniser:
                 by_hand)
 
     @staticmethod
-    def _glyphs_say(corners: CornerReader, views: list[np.ndarray], index: Card) -> bool:
-        """Whether the deck's glyph reader (:mod:`vision.index_glyphs`) reads ``views``
-        (rectified cards, the index at the top-left) surely as ``index``."""
-        return corners.glyphs is not None and corners.glyphs.names(views, card_index(index))
+    def _glyphs_bear_out(corners: CornerReader, match: Match, threshold: float,
+                         views: Iterable[np.ndarray]) -> bool:
+        """Whether an unsure index read (``match``: under ``threshold``, though over
+        :data:`vision.index_glyphs.SECOND_READ_FLOOR`) is borne out by the deck's glyph
+        reader (:mod:`vision.index_glyphs`) reading ``views`` (rectified cards, the index at
+        the top-left; made only when the read is in that band) surely as the same card."""
+        return (SECOND_READ_FLOOR <= match.confidence < threshold
+                and corners.glyphs is not None
+                and corners.glyphs.names(views, card_index(match.card)))
 
     def _whole_card_says(self, card: np.ndarray, index: Card, whole: Match | None) -> bool:
         """Whether the rectified ``card``, read as a whole card (``whole``, if that read was
