@@ -3,7 +3,8 @@
 The card is a card-shaped blob of one of two masks: what differs from the table (its colour
 estimated from the frame's border, each pixel's distance from it in Lab thresholded by
 Otsu), or what looks like paper, bright and colourless (:func:`paper_mask`), whatever the
-table. A blob's hull is enclosed by the four-sided polygon that adds the least area
+table; on a pale desk, also the paper brighter than the desk's own light where it lies. A
+blob's hull is enclosed by the four-sided polygon that adds the least area
 (``cv2.approxPolyN``); of the candidates, the one whose edges show most clearly on the frame
 is the card, and a card partly out of the frame or cut off by a hand is none. Its corners
 are refined twice: lines fitted to the straight middle of each edge of the mask,
@@ -23,11 +24,12 @@ edges: which one depends on how the card lies, so enrolment stores both orientat
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 CARD_SIZE = (200, 290)  # width, height of the rectified card
 WORK_WIDTH = 320  # detection runs on a frame scaled to this width (speed)
@@ -60,6 +62,25 @@ REMEASURES = 2
 """How many times a whole card's edges that do not border one table are measured again
 from where they were found (:func:`_measured_again`)."""
 MIN_EDGE_SUPPORT = 0.3  # least share of edge profiles that show a step from table to paper
+FLAT_WINDOW = 0.6
+"""The square round each place over which the table's own light is taken
+(:func:`paper_over_light`), a share of the frame's shorter side: small enough to follow a
+lamp's fall-off, large enough that a card seldom covers two thirds of it (of 0.45, 0.6
+and 0.9 with quantiles 0.25 to 0.5, on hand-made frames of a pale desk under a lamp: the
+best balance of small and large cards found and shadows across them declined)."""
+FLAT_LIT = 40  # paper score: a table under this is dark, not a pale desk
+FLAT_LIGHT_RANK = 0.35
+"""The table's light is this quantile of the paper score around each place
+(:func:`paper_over_light`): the card may cover up to two thirds of the window."""
+FLAT_MIN_RATIO = 1.08  # the brightest paper over the table's light under this: none shows
+RUN_ON = np.array([0.08, 0.12, 0.16, 0.2, 0.24])
+"""Where a side's line is looked at past each of its ends (:func:`_side_runs_on`): shares
+of the side's length beyond the corner."""
+RUN_ON_STEPS = 0.5  # of those profiles in view, the share with a step: the side runs on
+FLAT_BEYOND = np.array([3.0, 6.0])
+"""Work pixels either side of a side where table and paper are compared
+(:func:`_bounded_by_table`)."""
+FLAT_CLOSING = 7  # work pixels: the gaps in a court card's ring of paper that are closed
 
 
 @dataclass(frozen=True)
@@ -125,6 +146,14 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     (:data:`OUT_OF_FRAME`), a side along the frame's edge, or a side bordering something
     else than the table the other sides border (a hand lying along it, :func:`one_table`).
 
+    On a pale table (a desk nearly as light as the paper, :func:`paper_over_light`), a
+    third search when those two find nothing: the paper brighter than the table's own
+    light where it lies (:func:`_flat_outlines`), its faint edges measured with a faint
+    but sharp step (:data:`FLAT_STEP`), all four of them. The colour beyond a side cannot
+    tell paper from a colourless desk, so there a whole card must also have the table,
+    not paper, just beyond every side (:func:`_bounded_by_table`), and no side whose
+    step runs on past the card's corners (:func:`_side_runs_on`: a shadow's edge).
+
     ``loose``: the table's mask alone, everything the table's texture does not explain, not
     just what stands out most (Otsu's threshold). A second try, for a frame whose card was
     not recognised: a picture printed to the card's edge in nearly the table's colour (a
@@ -148,40 +177,61 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     in_part: tuple[float, np.ndarray, np.ndarray | None, int | None, tuple[bool, ...]
                    ] | None = None
     height, width = blurred.shape[:2]
-    measured: list[np.ndarray] = []
-    for found in outlines:
-        if found is None or any(_same_quad(found[0], quad) for quad in measured):
-            continue  # the same card found by both masks is measured once
-        quad, outline = found
-        measured.append(quad)
-        # Twice: the first fit starts from corners on the rounded arcs, so its edges may be
-        # a little askew; the second starts from sharp corners and keeps only edge points.
-        refined = clockwise(_edge_corners(outline, _edge_corners(outline, quad, 0.05), 0.02))
-        on_edge = _sides_along_frame_edge(refined, width, height)
-        if len(on_edge) > 1:
-            continue  # more than one side may be the frame's: what shows may be any part
-        cut = bool(on_edge) or _leaves_frame(refined, width, height)
-        corners, support, beyond, on_frame = edges_on_frame(frame, refined / scale)
-        if not card_shaped(corners) and not cut and not _same_quad(refined, quad):
-            # The outline followed a shadow or a finger across a side, not the card's
-            # edge, and the fit to it moved a corner off the card (3H_s2_12: a finger's
-            # shadow over the corner): measured from the coarse corners, the edges may
-            # still show the card.
-            corners, support, beyond, on_frame = edges_on_frame(frame, clockwise(quad) / scale)
-        if not card_shaped(corners) or (cut and on_frame is None):
-            continue  # (a card the frame cuts is placed by its measured sides alone)
-        # The frame's edge is no side of the card: what lies beyond it says nothing.
-        on_one_table = one_table(np.delete(beyond, on_edge, axis=0))
-        if not on_one_table and not cut and on_frame is not None:
-            corners, support, beyond, on_frame, on_one_table = _measured_again(
-                frame, corners, support, beyond, on_frame)
-        if on_one_table and not cut:
-            if best is None or support > best[0]:
-                best = (support, corners)
-        elif in_part is None or support > in_part[0]:
-            in_part = (support, corners, None if on_one_table else beyond,
-                       on_edge[0] if on_edge else None,
-                       on_frame if cut and on_frame else (True,) * 4)
+    # The masks' own candidates first; only when none of them is a card or a card in part,
+    # the paper against the table's own light (:func:`_flat_outlines`), whose faint edges
+    # are measured with a step as faint and as sharp as a card's edge (:data:`FLAT_STEP`).
+    stages: tuple[tuple[Sequence[tuple[np.ndarray, np.ndarray] | None] | None, StepRule],
+                  ...] = ((outlines, CLEAR_STEP), (None, FLAT_STEP))
+    light = paper_over_light(blurred)  # None on a dark table (felt, wood)
+    for candidates, rule in stages:
+        if candidates is None:
+            supported = [one[0] for one in (best, in_part) if one is not None]
+            if loose or light is None or max(supported, default=0.0) >= MIN_EDGE_SUPPORT:
+                break
+            candidates = _flat_outlines(light)
+        measured: list[np.ndarray] = []  # (again in the second: measured another way)
+        for found in candidates:
+            if found is None or any(_same_quad(found[0], quad) for quad in measured):
+                continue  # the same card found by both masks is measured once
+            quad, outline = found
+            measured.append(quad)
+            # Twice: the first fit starts from corners on the rounded arcs, so its edges may
+            # be a little askew; the second starts from sharp corners and keeps only edge
+            # points.
+            refined = clockwise(_edge_corners(outline, _edge_corners(outline, quad, 0.05),
+                                              0.02))
+            on_edge = _sides_along_frame_edge(refined, width, height)
+            if len(on_edge) > 1:
+                continue  # more than one side may be the frame's: what shows may be any part
+            cut = bool(on_edge) or _leaves_frame(refined, width, height)
+            corners, support, beyond, on_frame = edges_on_frame(frame, refined / scale, rule)
+            if not card_shaped(corners) and not cut and not _same_quad(refined, quad):
+                # The outline followed a shadow or a finger across a side, not the card's
+                # edge, and the fit to it moved a corner off the card (3H_s2_12: a finger's
+                # shadow over the corner): measured from the coarse corners, the edges may
+                # still show the card.
+                corners, support, beyond, on_frame = edges_on_frame(
+                    frame, clockwise(quad) / scale, rule)
+            if not card_shaped(corners) or (cut and on_frame is None):
+                continue  # (a card the frame cuts is placed by its measured sides alone)
+            if rule is FLAT_STEP and (cut or on_frame is None or not all(on_frame)):
+                continue  # against the table's light, only a whole card every side shows
+            # The frame's edge is no side of the card: what lies beyond it says nothing.
+            on_one_table = one_table(np.delete(beyond, on_edge, axis=0))
+            if not on_one_table and not cut and on_frame is not None:
+                corners, support, beyond, on_frame, on_one_table = _measured_again(
+                    frame, corners, support, beyond, on_frame, rule)
+            if on_one_table and not cut and light is not None and (
+                    not _bounded_by_table(light, corners * scale)
+                    or _side_runs_on(frame, corners)):
+                continue  # on a pale table, part of a card: paper or a shadow's edge
+            if on_one_table and not cut:
+                if best is None or support > best[0]:
+                    best = (support, corners)
+            elif in_part is None or support > in_part[0]:
+                in_part = (support, corners, None if on_one_table else beyond,
+                           on_edge[0] if on_edge else None,
+                           on_frame if cut and on_frame else (True,) * 4)
     if best is not None and best[0] >= MIN_EDGE_SUPPORT:
         return best[1], None
     if in_part is None or in_part[0] < MIN_EDGE_SUPPORT:
@@ -208,7 +258,7 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
 
 
 def _measured_again(frame: np.ndarray, corners: np.ndarray, support: float,
-                    beyond: np.ndarray, on_frame: tuple[bool, ...]
+                    beyond: np.ndarray, on_frame: tuple[bool, ...], rule: StepRule
                     ) -> tuple[np.ndarray, float, np.ndarray, tuple[bool, ...], bool]:
     """A whole card in view whose sides did not border one table, its edges measured again
     from the corners just measured (up to :data:`REMEASURES` times), and taken as soon as
@@ -217,10 +267,12 @@ def _measured_again(frame: np.ndarray, corners: np.ndarray, support: float,
     cannot reach the edge (:data:`EDGE_REACH`): the line fitted to the rest turns part way
     towards the edge, and the card's own paper lies beyond that end. Measured again from
     there, the side lies on the edge. When no measure borders one table (still only part of
-    a card: a hand along a side), the first measure is returned as it was, and False."""
+    a card: a hand along a side), the first measure is returned as it was, and False.
+    ``rule``: the first measure's (:func:`edges_on_frame`)."""
     again = corners
     for _ in range(REMEASURES):
-        again, support_again, beyond_again, on_frame_again = edges_on_frame(frame, again)
+        again, support_again, beyond_again, on_frame_again = edges_on_frame(
+            frame, again, rule)
         if on_frame_again is None or not card_shaped(again):
             break
         if one_table(beyond_again):
@@ -277,6 +329,12 @@ def _table_outline(blurred: np.ndarray, loose: bool
         _, mask = cv2.threshold(distance.astype(np.uint8), level, 255, cv2.THRESH_BINARY)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    return _pieces_outline(mask)
+
+
+def _pieces_outline(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The coarse quad and outline of a ``mask``'s large pieces taken together (a card a
+    face picture cuts in pieces); None if they are not card-shaped."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
         return None
@@ -335,29 +393,143 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         yield cv2.threshold(score, (level + brightest) / 2, 255, cv2.THRESH_BINARY)[1]
         yield cv2.threshold(score, PAPER_DIM * level, 255, cv2.THRESH_BINARY)[1]
 
-    found: list[tuple[np.ndarray, np.ndarray]] = []
     for mask in masks():
-        for blobs in opened_blobs(mask, MIN_AREA, cv2.CHAIN_APPROX_NONE):
-            for contour, blob in blobs:
-                hull = cv2.convexHull(contour)
-                hull_area = cv2.contourArea(hull)
-                quads = []
-                quad = _four_corners(hull)
-                if quad is not None and hull_area >= FILLED * _area(quad):
-                    quads.append(quad)
-                # A hand over a corner cuts the hull there, and the four-corner fit follows
-                # the cut; the smallest rectangle round the blob keeps the card's sides.
-                box = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
-                if hull_area >= BITTEN * _area(box) and not (quads and _same_quad(quads[0], box)):
-                    quads.append(box)
-                outline = contour.reshape(-1, 2).astype(np.float32)
-                found += [(quad, outline) for quad in quads
-                          if card_shaped(quad) and blob >= PAPER_FILLED * _area(quad)]
-            if found:  # a larger disc would find the same card again, less exactly
-                break
+        found = _card_blobs(mask)
         if found:  # a card found: the next level would find less of it, or more than it
+            return found
+    return []
+
+
+def _card_blobs(mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The coarse quads and outlines of a paper ``mask``'s card-shaped blobs, at the
+    smallest opening (:func:`opened_blobs`) that shows any."""
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+    for blobs in opened_blobs(mask, MIN_AREA, cv2.CHAIN_APPROX_NONE):
+        for contour, blob in blobs:
+            hull = cv2.convexHull(contour)
+            hull_area = cv2.contourArea(hull)
+            quads = []
+            quad = _four_corners(hull)
+            if quad is not None and hull_area >= FILLED * _area(quad):
+                quads.append(quad)
+            # A hand over a corner cuts the hull there, and the four-corner fit follows
+            # the cut; the smallest rectangle round the blob keeps the card's sides.
+            box = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+            if hull_area >= BITTEN * _area(box) and not (quads and _same_quad(quads[0], box)):
+                quads.append(box)
+            outline = contour.reshape(-1, 2).astype(np.float32)
+            found += [(quad, outline) for quad in quads
+                      if card_shaped(quad) and blob >= PAPER_FILLED * _area(quad)]
+        if found:  # a larger disc would find the same card again, less exactly
             break
     return found
+
+
+def paper_over_light(blurred: np.ndarray) -> np.ndarray | None:
+    """Each pixel's paper score (:func:`paper_mask`) over the table's own light there (1:
+    as bright as the table around it), or None when the table is dark (felt, wood: the
+    paper stands out by itself). The table's light is a low quantile of the score
+    (:data:`FLAT_LIGHT_RANK`) over a square of :data:`FLAT_WINDOW` round each place,
+    smoothed: the table, even where the card covers most of the square. On a pale desk
+    under a lamp to one side the paper is only a little brighter than the desk next to
+    it, and the lit desk is brighter than the paper in the dim half: no level of the score
+    or of the distance from the border's colour separates them, this ratio does."""
+    score = paper_mask(blurred)
+    height, width = score.shape
+    # At an eighth of the work size: the table's light varies over the frame, not over
+    # pixels.
+    small = cv2.resize(score, (max(1, width // 8), max(1, height // 8)),
+                       interpolation=cv2.INTER_AREA)
+    if float(np.median(small)) < FLAT_LIT:
+        return None  # most of the frame is table, and the table is dark
+    side = max(3, int(FLAT_WINDOW * min(small.shape)) | 1)
+    padded = np.pad(small.astype(np.float32), side // 2, mode="reflect")
+    windows = sliding_window_view(padded, (side, side)).reshape(*small.shape, -1)
+    rank = int(FLAT_LIGHT_RANK * (windows.shape[2] - 1))
+    light = np.partition(windows, rank, axis=2)[:, :, rank]
+    light = cv2.blur(light, (side // 2 | 1, side // 2 | 1))
+    light = cv2.resize(light, (width, height), interpolation=cv2.INTER_LINEAR)
+    # Where the table is dark after all (a dark cloth on part of the desk), no ratio.
+    ratio: np.ndarray = np.where(light >= FLAT_LIT,
+                                 score.astype(np.float32) / np.maximum(light, 1.0), 1.0)
+    return ratio
+
+
+def _flat_outlines(ratio: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Coarse quads and outlines of card-shaped blobs of paper brighter than the table
+    where it lies (``ratio``, :func:`paper_over_light`), half way from the table (1) to
+    the brightest paper; none when no paper stands out."""
+    brightest = float(np.percentile(ratio, 99.5))
+    if brightest < FLAT_MIN_RATIO:
+        return []
+    mask = ((ratio >= (1.0 + brightest) / 2) * 255).astype(np.uint8)
+    # A court card's picture, darker than the desk, leaves a ring of paper that a corner
+    # index or a pip may break: closed, the ring is one blob round the card.
+    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(
+        cv2.MORPH_ELLIPSE, (FLAT_CLOSING, FLAT_CLOSING)))
+    found = _card_blobs(closed)
+    if not found:  # the ring broken where the picture reaches the index: its pieces
+        pieces = _pieces_outline(closed)
+        found = [] if pieces is None else [pieces]
+    return found
+
+
+def _side_runs_on(frame: np.ndarray, corners: np.ndarray) -> bool:
+    """A side's step from dark to light runs on past the card's corners, along the same
+    line: the edge of a shadow or of a lamp's light across the card and the table, not
+    the card's edge, which ends at its corners. Profiles across each side's line beyond
+    both its ends (:data:`RUN_ON`), with the faint step of :data:`FLAT_STEP`."""
+    height, width = frame.shape[:2]
+    centre = corners.mean(axis=0)
+    for start, end in zip(corners, following(corners), strict=True):
+        length = float(np.linalg.norm(end - start))
+        unit = (end - start) / max(length, 1e-9)
+        normal = np.array([-unit[1], unit[0]])
+        if float(((start + end) / 2 - centre) @ normal) < 0:
+            normal = -normal  # out of the card: the paper's side of a step is the card's
+        bases = np.concatenate([start + np.outer(-RUN_ON, unit) * length,
+                                end + np.outer(RUN_ON, unit) * length]).astype(np.float32)
+        inside = ((bases >= EDGE_REACH) & (bases < [width - EDGE_REACH, height - EDGE_REACH])
+                  ).all(axis=1)
+        if inside.sum() < len(RUN_ON):
+            continue  # too little of the line beyond the card lies in the frame to tell
+        found, _ = edge_steps(frame, bases[inside], normal.astype(np.float32), FLAT_STEP)
+        if len(found) >= RUN_ON_STEPS * inside.sum():
+            return True
+    return False
+
+
+def _bounded_by_table(ratio: np.ndarray, quad: np.ndarray) -> bool:
+    """Every side of ``quad`` (work pixels) has the table beyond it, not more paper: just
+    outside each side, the paper's brightness over the table's light (``ratio``,
+    :func:`paper_over_light`) stays nearer the table's (1) than the paper's just inside.
+    On a colourless desk the colour beyond a side cannot tell (:func:`one_table`); a
+    "side" found along a row of pips or the edge of a lamp's light across the card has
+    paper on both sides. The upper quartile of each: the paper between pips counts, the
+    ink and the card's shadow do not."""
+    height, width = ratio.shape
+    centre = quad.mean(axis=0)
+    along = np.linspace(0.2, 0.8, 9)[:, None]
+    for start, end in zip(quad, following(quad), strict=True):
+        direction = (end - start) / max(float(np.linalg.norm(end - start)), 1e-9)
+        normal = np.array([-direction[1], direction[0]])
+        if float(((start + end) / 2 - centre) @ normal) < 0:
+            normal = -normal  # out of the card
+        points = start + along * (end - start)
+        quartiles = []
+        for depths in (FLAT_BEYOND, -FLAT_BEYOND):  # outside, then inside
+            at = np.round(np.concatenate([points + depth * normal for depth in depths])
+                          ).astype(int)
+            seen = ((at >= 0) & (at < [width, height])).all(axis=1)
+            if not seen.any():
+                return False
+            quartiles.append(float(np.percentile(ratio[at[seen, 1], at[seen, 0]], 75)))
+        beyond, within = quartiles
+        # (A side whose inside is no brighter than the table, a picture printed to the
+        # card's edge, cannot tell.)
+        if within >= FLAT_MIN_RATIO and beyond - 1.0 >= (within - 1.0) / 2:
+            return False
+    return True
 
 
 def opened_blobs(mask: np.ndarray, min_area: float, approximation: int
@@ -489,12 +661,32 @@ EDGE_STEADY = 0.8  # share of a profile past its step that must stay above the l
 ONE_TABLE = 0.12  # most a channel's share of the colour beyond two edges may differ by
 HUED = 90  # B + G + R: a colour darker than this has no reliable hue (8-bit, JPEG)
 EDGE_STEP_LEVELS = 32  # grey levels from table to paper: a clear step (a pale desk: ~45)
+
+
+@dataclass(frozen=True)
+class StepRule:
+    """What a clear step from table to paper is on a profile across a card's edge."""
+
+    levels: float
+    """Grey levels from the darkest on the table side to the brightest on the paper side."""
+    rise: float | None = None
+    """Most frame pixels the brightness takes to rise from a quarter to three quarters of
+    the step (None: any): a card's edge, even blurred, rises in a pixel or two, the light
+    over a table in tens."""
+
+
+CLEAR_STEP = StepRule(EDGE_STEP_LEVELS)
+FLAT_STEP = StepRule(12, rise=3.0)
+"""A card found against the table's own light (:func:`_flat_outlines`): on a pale desk in
+half light the paper is only 10 to 25 grey levels above it. A webcam's noise is 2 to 4
+levels; a noisy profile can rise this far, but its steps do not lie on one line; a lamp's
+fall-off over the desk can, but not within a few pixels."""
 MIN_IN_FRAME = 0.25  # least share of a side inside the frame that is measured there alone
 HIDDEN_MOVE = 0.2  # most a corner beyond the frame moves from the coarse one: of the short side
 
 
-def edges_on_frame(frame: np.ndarray, quad: np.ndarray
-                    ) -> tuple[np.ndarray, float, np.ndarray, tuple[bool, ...] | None]:
+def edges_on_frame(frame: np.ndarray, quad: np.ndarray, rule: StepRule = CLEAR_STEP
+                   ) -> tuple[np.ndarray, float, np.ndarray, tuple[bool, ...] | None]:
     """Sub-pixel edges on the full-resolution frame.
 
     The coarse corners come from a mask at ``WORK_WIDTH``: a pixel there is two or more frame
@@ -515,6 +707,9 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray
     And what lies beyond each edge: the colour (BGR) of each profile's outermost sample,
     ``(4, EDGE_SAMPLES, 3)`` (see :func:`one_table`); and which sides were measured
     (the others kept their coarse lines), None when the coarse corners are returned.
+
+    ``rule``: what a clear step is (:class:`StepRule`; :data:`FLAT_STEP` for a card found
+    against the table's own light).
     """
     centre = quad.mean(axis=0)
     positions = np.linspace(0.15, 0.85, EDGE_SAMPLES, dtype=np.float32)
@@ -534,7 +729,7 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray
         first, last = _in_frame_span(start, start + unit * length, width, height)
         span = positions if last - first < MIN_IN_FRAME else first + positions * (last - first)
         bases = start[None, :] + span[:, None] * (unit * length)[None, :]
-        found, stays = edge_steps(frame, bases, normal)
+        found, stays = edge_steps(frame, bases, normal, rule)
         if len(found) < EDGE_MIN_CLEAR:
             # Too little of this edge shows (a dark picture printed to it, a hand over
             # it): keep its coarse line; the other edges are still measured.
@@ -578,14 +773,14 @@ def _in_frame_span(start: np.ndarray, end: np.ndarray, width: int, height: int
     return (first, last) if first < last else (0.0, 0.0)
 
 
-def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray,
+               rule: StepRule = CLEAR_STEP) -> tuple[np.ndarray, np.ndarray]:
     """Where the paper begins on profiles across one edge: a profile through each of
     ``bases`` (frame pixels, on the coarse edge) along ``normal`` (out of the card).
 
     Returns the points (frame pixels) of the profiles with a clear step from table to
     paper, and for each whether the profile stays paper past its step (see
-    :func:`edges_on_frame`)."""
+    :func:`edges_on_frame`); what a clear step is, ``rule``."""
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
     middle, steps = len(offsets) // 2, np.arange(len(offsets))
     points = bases[:, None, :] + offsets[None, :, None] * normal[None, None, :]
@@ -604,7 +799,9 @@ def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray
     above = (brightness >= level[:, None]) & (steps[None, :] >= darkest[:, None])
     # A clear step from table to paper (not a hand, not a dark picture at the edge),
     # crossing the level after the darkest pixel (so never at the first sample).
-    clear = (high - low >= EDGE_STEP_LEVELS) & above.any(axis=1)
+    clear = (high - low >= rule.levels) & above.any(axis=1)
+    if rule.rise is not None:
+        clear &= _rise(brightness, low, high, above) <= rule.rise / EDGE_STEP
     rows = np.nonzero(clear)[0]
     step = above[rows].argmax(axis=1)
     # Linear interpolation between the last sample below and the first above.
@@ -619,6 +816,25 @@ def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray
     stays = ((brightness[rows] >= level[rows, None]) & past).sum(axis=1) >= (
         EDGE_STEADY * past.sum(axis=1))
     return found, stays
+
+
+def _rise(brightness: np.ndarray, low: np.ndarray, high: np.ndarray, above: np.ndarray
+          ) -> np.ndarray:
+    """Samples each profile takes to rise from a quarter of its step to three quarters,
+    about where it crosses the half (the first sample ``above``); infinite where it has
+    none."""
+    count = brightness.shape[1]
+    samples = np.arange(count)[None, :]
+    crossing = np.where(above.any(axis=1), above.argmax(axis=1), count)[:, None]
+    quarter = low + 0.25 * (high - low)
+    three = low + 0.75 * (high - low)
+    # The last sample at or under a quarter before the crossing, the first at or over
+    # three quarters from it.
+    start = np.where((brightness <= quarter[:, None]) & (samples < crossing), samples,
+                     -1).max(axis=1)
+    end = np.where((brightness >= three[:, None]) & (samples >= crossing), samples,
+                   count).min(axis=1)
+    return np.where((start >= 0) & (end < count), end - start, np.inf).astype(np.float64)
 
 
 def fit_edge(found: np.ndarray, stays: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
