@@ -77,6 +77,10 @@ RUN_ON = np.array([0.08, 0.12, 0.16, 0.2, 0.24])
 """Where a side's line is looked at past each of its ends (:func:`_side_runs_on`): shares
 of the side's length beyond the corner."""
 RUN_ON_STEPS = 0.5  # of those profiles in view, the share with a step: the side runs on
+FLAT_TABLE_FLOOR = 0.5
+"""The paper score over the table's light beyond a side, at its median, under which what
+lies there is no table (skin, an arm's sleeve), though the table in the card's shadow is
+(:func:`_bounded_by_table`)."""
 FLAT_BEYOND = np.array([3.0, 6.0])
 """Work pixels either side of a side where table and paper are compared
 (:func:`_bounded_by_table`)."""
@@ -221,10 +225,15 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
             if not on_one_table and not cut and on_frame is not None:
                 corners, support, beyond, on_frame, on_one_table = _measured_again(
                     frame, corners, support, beyond, on_frame, rule)
+            if rule is FLAT_STEP and not on_one_table:
+                continue  # (only whole cards are looked for against the table's light)
             if on_one_table and not cut and light is not None and (
-                    not _bounded_by_table(light, corners * scale)
+                    on_frame is None or not all(on_frame)
+                    or not _bounded_by_table(light, corners * scale)
                     or _side_runs_on(frame, corners)):
-                continue  # on a pale table, part of a card: paper or a shadow's edge
+                # On a pale table, only a card every side of which shows, with the table
+                # beyond it: not paper, a hand, or a shadow's edge running on.
+                continue
             if on_one_table and not cut:
                 if best is None or support > best[0]:
                     best = (support, corners)
@@ -506,7 +515,9 @@ def _bounded_by_table(ratio: np.ndarray, quad: np.ndarray) -> bool:
     On a colourless desk the colour beyond a side cannot tell (:func:`one_table`); a
     "side" found along a row of pips or the edge of a lamp's light across the card has
     paper on both sides. The upper quartile of each: the paper between pips counts, the
-    ink and the card's shadow do not."""
+    ink and the card's shadow do not. And beyond each side, mostly the table: not a hand
+    or an arm lying along it (skin has no paper score, and its hue is too near a pale
+    desk's grey for :func:`one_table`), which leaves only part of the card in view."""
     height, width = ratio.shape
     centre = quad.mean(axis=0)
     along = np.linspace(0.2, 0.8, 9)[:, None]
@@ -516,19 +527,21 @@ def _bounded_by_table(ratio: np.ndarray, quad: np.ndarray) -> bool:
         if float(((start + end) / 2 - centre) @ normal) < 0:
             normal = -normal  # out of the card
         points = start + along * (end - start)
-        quartiles = []
+        sampled = []
         for depths in (FLAT_BEYOND, -FLAT_BEYOND):  # outside, then inside
             at = np.round(np.concatenate([points + depth * normal for depth in depths])
                           ).astype(int)
             seen = ((at >= 0) & (at < [width, height])).all(axis=1)
             if not seen.any():
                 return False
-            quartiles.append(float(np.percentile(ratio[at[seen, 1], at[seen, 0]], 75)))
-        beyond, within = quartiles
+            sampled.append(ratio[at[seen, 1], at[seen, 0]])
+        beyond, within = (float(np.percentile(one, 75)) for one in sampled)
         # (A side whose inside is no brighter than the table, a picture printed to the
         # card's edge, cannot tell.)
         if within >= FLAT_MIN_RATIO and beyond - 1.0 >= (within - 1.0) / 2:
             return False
+        if float(np.median(sampled[0])) < FLAT_TABLE_FLOOR:
+            return False  # along most of the side lies something else: an arm, a hand
     return True
 
 
