@@ -181,14 +181,13 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     in_part: tuple[float, np.ndarray, np.ndarray | None, int | None, tuple[bool, ...]
                    ] | None = None
     height, width = blurred.shape[:2]
-    # The masks' own candidates first; only when none of them is a card or a card in part,
-    # the paper against the table's own light (:func:`_flat_outlines`), whose faint edges
-    # are measured with a step as faint and as sharp as a card's edge (:data:`FLAT_STEP`).
-    stages: tuple[tuple[Sequence[tuple[np.ndarray, np.ndarray] | None] | None, StepRule],
-                  ...] = ((outlines, CLEAR_STEP), (None, FLAT_STEP))
     light = paper_over_light(blurred)  # None on a dark table (felt, wood)
-    for candidates, rule in stages:
-        if candidates is None:
+    # The masks' own candidates first; only when none of them is a card or a card in part,
+    # on a pale table, the paper against the table's own light (:func:`_flat_outlines`),
+    # whose faint edges are measured with a faint but sharp step (:data:`FLAT_STEP`).
+    for rule in (CLEAR_STEP, FLAT_STEP):
+        candidates: Sequence[tuple[np.ndarray, np.ndarray] | None] = outlines
+        if rule is FLAT_STEP:
             supported = [one[0] for one in (best, in_part) if one is not None]
             if loose or light is None or max(supported, default=0.0) >= MIN_EDGE_SUPPORT:
                 break
@@ -227,12 +226,8 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
                     frame, corners, support, beyond, on_frame, rule)
             if rule is FLAT_STEP and not on_one_table:
                 continue  # (only whole cards are looked for against the table's light)
-            if on_one_table and not cut and light is not None and (
-                    on_frame is None or not all(on_frame)
-                    or not _bounded_by_table(light, corners * scale)
-                    or _side_runs_on(frame, corners)):
-                # On a pale table, only a card every side of which shows, with the table
-                # beyond it: not paper, a hand, or a shadow's edge running on.
+            if on_one_table and not cut and light is not None and not _whole_on_pale_table(
+                    frame, corners, on_frame, light, scale):
                 continue
             if on_one_table and not cut:
                 if best is None or support > best[0]:
@@ -481,6 +476,19 @@ def _flat_outlines(ratio: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         pieces = _pieces_outline(closed)
         found = [] if pieces is None else [pieces]
     return found
+
+
+def _whole_on_pale_table(frame: np.ndarray, corners: np.ndarray,
+                         on_frame: tuple[bool, ...] | None, light: np.ndarray,
+                         scale: float) -> bool:
+    """A whole card on a pale table (``light``, :func:`paper_over_light`) shows as one:
+    every side measured on the frame, the table beyond each (not paper, not a hand:
+    :func:`_bounded_by_table`), and no side a shadow's edge running on past the card's
+    corners (:func:`_side_runs_on`). The colour beyond the sides (:func:`one_table`)
+    cannot tell these on a colourless desk."""
+    return (on_frame is not None and all(on_frame)
+            and _bounded_by_table(light, corners * scale)
+            and not _side_runs_on(frame, corners))
 
 
 def _side_runs_on(frame: np.ndarray, corners: np.ndarray) -> bool:
