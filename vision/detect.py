@@ -172,22 +172,23 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     else:
         _check_frame(frame)
     scale, blurred = work
+    score = paper_mask(blurred)
     outlines = [_table_outline(blurred, loose)]
     if not loose:
-        outlines += _paper_outlines(blurred)
+        outlines += _paper_outlines(score)
     best: tuple[float, np.ndarray] | None = None
     # (support, corners, what lies beyond its sides unless on one table, the side along
     # the frame's edge, which sides were measured on the frame)
     in_part: tuple[float, np.ndarray, np.ndarray | None, int | None, tuple[bool, ...]
                    ] | None = None
     height, width = blurred.shape[:2]
-    light = paper_over_light(blurred)  # None on a dark table (felt, wood)
+    light = paper_over_light(score)  # None on a dark table (felt, wood)
     # The masks' own candidates first; only when none of them is a card or a card in part,
     # on a pale table, the paper against the table's own light (:func:`_flat_outlines`),
     # whose faint edges are measured with a faint but sharp step (:data:`FLAT_STEP`).
-    for rule in (CLEAR_STEP, FLAT_STEP):
+    for against_light, rule in ((False, CLEAR_STEP), (True, FLAT_STEP)):
         candidates: Sequence[tuple[np.ndarray, np.ndarray] | None] = outlines
-        if rule is FLAT_STEP:
+        if against_light:
             supported = [one[0] for one in (best, in_part) if one is not None]
             if loose or light is None or max(supported, default=0.0) >= MIN_EDGE_SUPPORT:
                 break
@@ -217,14 +218,14 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
                     frame, clockwise(quad) / scale, rule)
             if not card_shaped(corners) or (cut and on_frame is None):
                 continue  # (a card the frame cuts is placed by its measured sides alone)
-            if rule is FLAT_STEP and (cut or on_frame is None or not all(on_frame)):
+            if against_light and (cut or on_frame is None or not all(on_frame)):
                 continue  # against the table's light, only a whole card every side shows
             # The frame's edge is no side of the card: what lies beyond it says nothing.
             on_one_table = one_table(np.delete(beyond, on_edge, axis=0))
             if not on_one_table and not cut and on_frame is not None:
                 corners, support, beyond, on_frame, on_one_table = _measured_again(
                     frame, corners, support, beyond, on_frame, rule)
-            if rule is FLAT_STEP and not on_one_table:
+            if against_light and not on_one_table:
                 continue  # (only whole cards are looked for against the table's light)
             if on_one_table and not cut and light is not None and not _whole_on_pale_table(
                     frame, corners, on_frame, light, scale):
@@ -378,8 +379,9 @@ def paper_mask(blurred: np.ndarray) -> np.ndarray:
     return score
 
 
-def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Coarse quads and outlines of card-shaped blobs of paper (:func:`paper_mask`).
+def _paper_outlines(score: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Coarse quads and outlines of card-shaped blobs of paper (``score``, the work frame's
+    :func:`paper_mask`).
 
     Otsu's level first, then half way from it to the brightest paper (a lit hand or sleeve
     can pass Otsu's level and join the card), and when neither finds a card,
@@ -388,7 +390,6 @@ def _paper_outlines(blurred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     card). A blob is card-shaped when its hull is nearly its four-corner outline and it
     fills at least half of it (a hand over the card bites into the blob, not into its
     hull)."""
-    score = paper_mask(blurred)
     level, otsu = cv2.threshold(score, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
 
     def masks() -> Iterator[np.ndarray]:  # each made only if the one before found no card
@@ -429,8 +430,8 @@ def _card_blobs(mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return found
 
 
-def paper_over_light(blurred: np.ndarray) -> np.ndarray | None:
-    """Each pixel's paper score (:func:`paper_mask`) over the table's own light there (1:
+def paper_over_light(score: np.ndarray) -> np.ndarray | None:
+    """Each pixel's paper ``score`` (:func:`paper_mask`) over the table's own light there (1:
     as bright as the table around it), or None when the table is dark (felt, wood: the
     paper stands out by itself). The table's light is a low quantile of the score
     (:data:`FLAT_LIGHT_RANK`) over a square of :data:`FLAT_WINDOW` round each place,
@@ -438,7 +439,6 @@ def paper_over_light(blurred: np.ndarray) -> np.ndarray | None:
     under a lamp to one side the paper is only a little brighter than the desk next to
     it, and the lit desk is brighter than the paper in the dim half: no level of the score
     or of the distance from the border's colour separates them, this ratio does."""
-    score = paper_mask(blurred)
     height, width = score.shape
     # At an eighth of the work size: the table's light varies over the frame, not over
     # pixels.
@@ -497,20 +497,16 @@ def _side_runs_on(frame: np.ndarray, corners: np.ndarray) -> bool:
     the card's edge, which ends at its corners. Profiles across each side's line beyond
     both its ends (:data:`RUN_ON`), with the faint step of :data:`FLAT_STEP`."""
     height, width = frame.shape[:2]
-    centre = corners.mean(axis=0)
-    for start, end in zip(corners, following(corners), strict=True):
-        length = float(np.linalg.norm(end - start))
-        unit = (end - start) / max(length, 1e-9)
-        normal = np.array([-unit[1], unit[0]])
-        if float(((start + end) / 2 - centre) @ normal) < 0:
-            normal = -normal  # out of the card: the paper's side of a step is the card's
+    # (Each normal out of the card: the paper's side of a step is the card's.)
+    for start, length, unit, normal in _sides_out(corners, shortest=0.0) or []:
+        end = start + unit * length
         bases = np.concatenate([start + np.outer(-RUN_ON, unit) * length,
                                 end + np.outer(RUN_ON, unit) * length]).astype(np.float32)
         inside = ((bases >= EDGE_REACH) & (bases < [width - EDGE_REACH, height - EDGE_REACH])
                   ).all(axis=1)
         if inside.sum() < len(RUN_ON):
             continue  # too little of the line beyond the card lies in the frame to tell
-        found, _ = edge_steps(frame, bases[inside], normal.astype(np.float32), FLAT_STEP)
+        found, _ = edge_steps(frame, bases[inside], normal, FLAT_STEP)
         if len(found) >= RUN_ON_STEPS * inside.sum():
             return True
     return False
@@ -527,14 +523,9 @@ def _bounded_by_table(ratio: np.ndarray, quad: np.ndarray) -> bool:
     or an arm lying along it (skin has no paper score, and its hue is too near a pale
     desk's grey for :func:`one_table`), which leaves only part of the card in view."""
     height, width = ratio.shape
-    centre = quad.mean(axis=0)
     along = np.linspace(0.2, 0.8, 9)[:, None]
-    for start, end in zip(quad, following(quad), strict=True):
-        direction = (end - start) / max(float(np.linalg.norm(end - start)), 1e-9)
-        normal = np.array([-direction[1], direction[0]])
-        if float(((start + end) / 2 - centre) @ normal) < 0:
-            normal = -normal  # out of the card
-        points = start + along * (end - start)
+    for start, length, unit, normal in _sides_out(quad, shortest=0.0) or []:
+        points = start + along * (unit * length)
         sampled = []
         for depths in (FLAT_BEYOND, -FLAT_BEYOND):  # outside, then inside
             at = np.round(np.concatenate([points + depth * normal for depth in depths])
@@ -732,9 +723,8 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray, rule: StepRule = CLEAR_S
     ``rule``: what a clear step is (:class:`StepRule`; :data:`FLAT_STEP` for a card found
     against the table's own light).
     """
-    centre = quad.mean(axis=0)
     positions = np.linspace(0.15, 0.85, EDGE_SAMPLES, dtype=np.float32)
-    sides = _sides(quad, shortest=16)
+    sides = _sides_out(quad, shortest=16)
     if sides is None:
         return quad, 0.0, np.zeros((4, EDGE_SAMPLES, 3)), None
     lines = []
@@ -742,9 +732,7 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray, rule: StepRule = CLEAR_S
     measured = []
     beyond = []
     height, width = frame.shape[:2]
-    for start, length, unit, normal in sides:
-        if float((start + unit * length / 2 - centre) @ normal) < 0:
-            normal = -normal  # pointing out of the card, onto the table
+    for start, length, unit, normal in sides:  # (each normal out of the card)
         # Profiles along the part of the side inside the frame (all of it for a card in
         # view): a side that runs out of the frame is measured where it shows.
         first, last = _in_frame_span(start, start + unit * length, width, height)
@@ -988,6 +976,18 @@ def paper_colour(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
                            card[far:height - far, width - far:width - near].reshape(-1, 3)])
     colour: np.ndarray = np.median(band.astype(np.float64), axis=0)
     return colour
+
+
+def _sides_out(quad: np.ndarray, shortest: float
+               ) -> list[tuple[np.ndarray, float, np.ndarray, np.ndarray]] | None:
+    """:func:`_sides`, each normal pointing out of the quad (onto the table)."""
+    sides = _sides(quad, shortest)
+    if sides is None:
+        return None
+    centre = quad.mean(axis=0)
+    return [(start, length, unit,
+             -normal if float((start + unit * length / 2 - centre) @ normal) < 0 else normal)
+            for start, length, unit, normal in sides]
 
 
 def _sides(quad: np.ndarray, shortest: float
