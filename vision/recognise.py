@@ -362,11 +362,16 @@ class Recogniser:
         whose index read ``unsure`` hesitated between two number cards, by its pips in view
         (:meth:`vision.pips.PipReader.read_in_view`): taken when they match one of the two,
         surely not the other, and no card of another rank. A court card named, or a deck
-        that learnt no pips or has a threshold set by hand: None. Confidence and distance
-        as :meth:`_read_pips` gives them (the distance the index read's)."""
+        that learnt no pips or has a threshold set by hand: None; so too when the two are
+        of one rank (a 2 of spades or of clubs): pips tell a rank, not a suit, and which
+        of the two a card's pips "match" then turns on their learnt sizes and places, not
+        on the suit (the simulated camera's 52-card deck read a 2S whose index hesitated
+        between 2S and 2C as 2C). Confidence and distance as :meth:`_read_pips` gives them
+        (the distance the index read's)."""
         pips = self._pip_reader()
         named = {one for one in (unsure.best_guess, unsure.runner_up) if one is not None}
-        if pips is None or not named or any(one.rank not in PIP_COUNTS for one in named):
+        if (pips is None or not named or any(one.rank not in PIP_COUNTS for one in named)
+                or len({one.rank for one in named}) < len(named)):
             return None
         seen = pips.read_in_view(card, view)
         if seen is None or len({card_of(label).rank for label in seen.matched}) != 1:

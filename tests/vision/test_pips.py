@@ -5,6 +5,7 @@ size; with noise, uneven light and a little misplacement."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import cv2
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from shoe_controller.cards import Card
 from vision.detect import CARD_SIZE
-from vision.model import VisionModelError, card_index
+from vision.model import VisionModelError, card_index, card_of
 from vision.pips import MAX_TOLERANCE, PipReader, learn_pips, pip_marks
 from vision.recognise import Recogniser, Recognition
 
@@ -278,6 +279,29 @@ def test_the_pips_in_view_choose_between_the_two_cards_an_index_named(
     read = Recogniser(model)._read_pips_in_view(ace, view, unsure, 0.0)  # type: ignore[arg-type]
     assert (None if read is None else read.card) == (
         None if taken is None else Card.from_code(taken))
+
+
+def test_the_pips_in_view_never_choose_between_two_suits(reader: PipReader) -> None:
+    """An index unsure between the ace of hearts and the ace of spades: the pips tell a
+    rank, not a suit, so they choose neither, even where the deck learnt its spades' pips
+    smaller (as a real deck prints them, or a camera's blur makes them), so that the
+    hearts' pips "match" and the spades' "surely do not"."""
+    spades = {label: area * 0.5 for label, area in reader.areas.items()
+              if Card.from_code("AS").suit == card_of(label).suit}
+    sized = replace(reader, areas={**reader.areas, **spades})
+    model = SimpleNamespace(pips=sized, threshold=0.2)
+    view = cut(0.3, "bottom")
+    ace = drawn(1, RED, np.random.default_rng(14))
+    ace[view == 0] = 0
+    seen = sized.read_in_view(ace, view)
+    assert seen is not None  # the premise: the sizes alone would tell the two apart
+    assert card_index(Card.from_code("AH")) in seen.matched
+    assert card_index(Card.from_code("AS")) in seen.unmatched
+    for first, second in (("AH", "AS"), ("AS", "AH")):
+        unsure = Recognition(None, 0.01, 0.5, Card.from_code(first), "index corner unsure",
+                             0.0, Card.from_code(second))
+        assert Recogniser(model)._read_pips_in_view(  # type: ignore[arg-type]
+            ace, view, unsure, 0.0) is None
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers()
