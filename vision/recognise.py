@@ -52,6 +52,15 @@ from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
 
+CONTRARY_SURETY = 0.5
+"""An index found alone is not taken over a card its outline's read named otherwise at half
+its threshold or more (:attr:`Recognition.surety`), where the whole-card deck knows the
+card the index names. The simulated camera's 52-card deck read a TD its index corner
+named TD at 0.295 (threshold 0.3) as TH by its index found alone (0.358); the reads such
+an index rightly overturns are near a toss (cardai, draw 2024: 11 such, every one under
+0.26 of its threshold), or a whole-card read of a card the whole-card deck lacks (draw
+11's 8H, three times read as 6H at over half the threshold)."""
+
 
 @dataclass(frozen=True)
 class Recognition:
@@ -69,6 +78,11 @@ class Recognition:
     conclusive: bool = False
     """A decline no other search may overturn: the frame's evidence disagrees with itself
     (the card and its index name different cards), or the card is not this camera's."""
+    surety: float = 0.0
+    """The read's confidence as a share of the threshold it had to reach (1 or more when
+    taken); 0 when it looked like none of the deck, or made no read. How much an unsure
+    read's ``best_guess`` says: against a read of the same frame by another search
+    (:data:`CONTRARY_SURETY`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"card": None if self.card is None else self.card.code,
@@ -123,6 +137,19 @@ class Recogniser:
             # No card read by its outline, whole or in part: its index may still show whole
             # (a hand over the rest of the card, the frame cutting two sides).
             by_index = self._read_index_alone(frame, corners, start, read.best_guess)
+            if (by_index is not None and by_index.card is not None
+                    and read.best_guess not in (None, by_index.card)
+                    and read.surety >= CONTRARY_SURETY
+                    and bool(np.any(self.model.labels == card_index(by_index.card)))):
+                # The card found by its outline was read, not surely but not far from it,
+                # as another card: two reads of one frame disagreeing are a doubt, not a
+                # choice between them. (Unless the whole-card deck lacks the card its index
+                # names: its read of that card is then always another's.)
+                return Recognition(
+                    None, 0.0, by_index.distance, by_index.card,
+                    f"the card found by its outline reads, unsurely, as "
+                    f"{read.best_guess.code}, and its index found alone as "
+                    f"{by_index.card.code}", time.perf_counter() - start, read.best_guess)
             if by_index is not None and by_index.card is not None:
                 return by_index
             if (by_index is not None and read.best_guess is None
@@ -425,7 +452,8 @@ class Recogniser:
                       f" (confidence {match.confidence:.3f} < {threshold:.3f})")
         confidence = 0.0 if unlike else match.confidence
         return Recognition(None if reason else match.card, confidence, match.distance,
-                           match.card, reason, time.perf_counter() - start, match.runner_up)
+                           match.card, reason, time.perf_counter() - start, match.runner_up,
+                           surety=confidence / threshold if threshold > 0 else 0.0)
 
 
 def _match_of(read: CornerRead) -> Match:

@@ -14,8 +14,8 @@ from shoe_controller.cards import Card, Suit
 from simulators.camera import background, render_deck, synthesise
 from vision.bench import measure, one_frame_size
 from vision.detect import detect, find_card
-from vision.model import DeckModel, VisionModelError, enroll, models_dir
-from vision.recognise import Recogniser
+from vision.model import DeckModel, VisionModelError, card_index, enroll, models_dir
+from vision.recognise import Recogniser, Recognition
 
 from .conftest import CARDS
 from .synthetic_deck import card_image
@@ -285,6 +285,43 @@ def test_a_deck_from_frames_of_one_size_declines_frames_of_another(
         assert "a frame of 800 x 600 pixels" in other.reason, other
         assert "gave 640 x 480 at enrolment" in other.reason, other
     assert read >= 4
+
+
+@pytest.mark.parametrize(("surety", "whole_deck_knows", "taken"), [
+    (0.6, True, None),  # two reads of one frame disagree: declined
+    (0.5, True, None),
+    (0.2, True, "index"),  # the outline's read near a toss: the index found alone stands
+    (0.6, False, "index"),  # the whole-card deck never saw the index's card
+])
+def test_an_index_found_alone_never_overturns_a_read_nearly_sure_of_another_card(
+        enrolled, monkeypatch, surety: float, whole_deck_knows: bool,
+        taken: str | None) -> None:
+    """The card found by its outline read unsurely as one card, its index found alone read
+    surely as another: a doubt, unless the outline's read was near a toss (under
+    CONTRARY_SURETY of its threshold) or made by a whole-card deck that lacks the index's
+    card (the simulated 52-card deck read a TD its index corner named TD at 0.295, under a
+    threshold of 0.3, as TH by its index found alone)."""
+    deck = enrolled("anglo")
+    outline_card, index_card = Card.from_code("TD"), Card.from_code("TH")
+    if not whole_deck_knows:
+        deck = replace(deck, labels=np.where(deck.labels == card_index(index_card),
+                                             card_index(outline_card), deck.labels))
+    # The searches are stood in for below: this is the choice between their two reads. A
+    # deck is searched for an index alone only if it learnt its corners (any will do).
+    deck = replace(deck, corners=object())  # type: ignore[arg-type]
+    unsure = Recognition(None, surety * deck.threshold, 0.4, outline_card,
+                         "index corner unsure", 0.0, Card.from_code("TS"),
+                         surety=surety)
+    by_index = Recognition(index_card, 0.36, 0.47, index_card, "", 0.0)
+    monkeypatch.setattr(Recogniser, "_read_outline", lambda self, frame, start: unsure)
+    monkeypatch.setattr(Recogniser, "_read_index_alone",
+                        lambda self, frame, corners, start, seconded: by_index)
+    read = Recogniser(deck).recognise(np.zeros((480, 640, 3), np.uint8))
+    if taken is None:
+        assert read.card is None and read.best_guess == index_card, read
+        assert "as TD, and its index found alone as TH" in read.reason, read
+    else:
+        assert read == by_index
 
 
 @pytest.mark.parametrize("shape", [(10,), (480, 640), (480, 640, 4)])
