@@ -20,6 +20,14 @@ something only on a quiet machine: run it under ``flock /tmp/bench.lock`` (the C
 are the reading thread's, one core's cost whatever else runs).
 Usage: flock /tmp/bench.lock .venv/bin/python bench/bench_vision.py --fixed-cameras
 [--draws 2024,7,11] [--real DIR]
+
+With ``--full-deck CONDITION`` it renders all 52 cards under a simulated camera condition
+(``--frames-per-card`` each, 20 by default, the sessions in the real set's shares) and
+reads them as the real set would be read, one row per enrolment draw: accuracy, precision,
+declines, per session, and every wrong read. The real sets a camera condition mirrors may
+hold fewer cards (cardai: hearts only), and so never ask a read to tell a suit from
+another of its colour; this does. Usage: .venv/bin/python bench/bench_vision.py
+--full-deck overhead_felt [--sim-seed S] [--draws 2024,7] [--frames-per-card N]
 """
 
 from __future__ import annotations
@@ -79,20 +87,30 @@ def main() -> None:
     parser.add_argument("--fixed-cameras", action="store_true",
                         help="measure the real fixed-camera sets against issue 16's targets")
     parser.add_argument("--draws", default="2024,7,11", metavar="S,S,...",
-                        help="with --fixed-cameras: the enrolment draws (seeds)")
+                        help="with --fixed-cameras or --full-deck: the enrolment draws (seeds)")
+    parser.add_argument("--full-deck", metavar="CONDITION",
+                        help="all 52 cards under a simulated camera condition (e.g. "
+                        "overhead_felt), read as its real set would be")
+    parser.add_argument("--frames-per-card", type=int, default=20, metavar="N",
+                        help="with --full-deck: simulated frames of each card")
     args = parser.parse_args()
     cv2.setNumThreads(1)
-    if args.fixed_cameras:
+    if args.fixed_cameras or args.full_deck:
         try:
             draws = [int(seed) for seed in args.draws.split(",")]
         except ValueError:
             parser.exit(2, f"bench_vision.py: --draws: seeds separated by commas, not "
                         f"{args.draws!r}\n")
+        from simulators.camera_realism import ConditionError
         from vision.model import VisionModelError
 
         try:
-            fixed_cameras(args.real, draws)
-        except VisionModelError as exc:
+            if args.full_deck:
+                full_deck(args.full_deck, draws, args.frames_per_card, args.real,
+                          args.seed if args.sim_seed is None else args.sim_seed)
+            else:
+                fixed_cameras(args.real, draws)
+        except (ConditionError, VisionModelError, ValueError) as exc:
             parser.exit(2, f"bench_vision.py: {exc}\n")
         return
     if args.simulate:
@@ -138,6 +156,53 @@ FIXED_CAMERAS = (("pp2021_feeder", 5, 0.995), ("ece395_ov7670", 2, None))
 a stress set: its accuracy is reported, aimed at 95 %, not a target)."""
 TARGET_PRECISION, TARGET_P95_MS = 0.999, 20.0
 ECE395_AIM = 0.95
+
+
+def full_deck(name: str, draws: list[int], per_card: int, real: Path, sim_seed: int) -> None:
+    """All 52 cards under the simulated camera condition ``name``, ``per_card`` frames each,
+    the sessions in the shares of the real set it mirrors; enrolled and read as that set
+    is (its photos per card, its reading mode), one row per enrolment draw."""
+    from collections import Counter
+
+    from simulators.camera_compare import real_plan
+    from simulators.camera_realism import condition_named, write_matching_folder
+    from vision.bench import holdout_bench
+    from vision.roi import WHOLE_FRAME
+
+    condition = condition_named(name)
+    if per_card <= condition.enrol_per_card:
+        raise ValueError(f"--frames-per-card must be over the {condition.enrol_per_card} "
+                         f"frames per card enrolled")
+    shares = Counter(session for _, session, _ in real_plan(real / condition.real_set))
+    total = sum(shares.values())
+    counts = {session: round(per_card * count / total) for session, count in shares.items()}
+    counts[max(shares, key=lambda session: shares[session])] += per_card - sum(counts.values())
+    plan = [(card, session) for card in all_cards() for session in sorted(counts)
+            for _ in range(counts[session])]
+    design = find_designs()[condition.face_design]
+    cache = Path(tempfile.gettempdir()) / "shoe-bench-cards"
+    print(f"{condition.name}: all 52 cards of '{condition.face_design}', {per_card} frames "
+          f"each (" + ", ".join(f"{session} {count}" for session, count in sorted(counts.items()))
+          + f"), simulated with seed {sim_seed}; {condition.enrol_per_card} per card enrolled, "
+          f"{'region whole' if condition.roi else 'card outline'}")
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.monotonic()
+        write_matching_folder(Path(folder), design, condition, plan, seed=sim_seed,
+                              cache=cache)
+        print(f"rendered {len(plan)} frames in {time.monotonic() - start:.0f} s")
+        print(f"{'draw':>5s} {'tested':>6s} {'accuracy':>9s} {'precision':>9s} "
+              f"{'declined':>8s}  per session  wrong reads")
+        for seed in draws:
+            held = holdout_bench(Path(folder), condition.enrol_per_card, seed,
+                                 roi=WHOLE_FRAME if condition.roi else None)
+            result = held.result
+            sessions = ", ".join(f"{session} {figures.accuracy:.2%}"
+                                 for session, figures in sorted(result.sessions.items()))
+            wrong = ", ".join(f"{truth}->{taken} x{count}" for (truth, taken), count
+                              in sorted(result.confusions.items())) or "none"
+            print(f"{seed:5d} {result.frames:6d} {result.accuracy:9.2%} "
+                  f"{result.precision:9.2%} {result.decline_rate:8.2%}  {sessions}  {wrong}",
+                  flush=True)
 
 
 def fixed_cameras(real: Path, draws: list[int]) -> None:

@@ -20,7 +20,8 @@ its outline, whole or in part, is searched for an index alone (:mod:`vision.inde
 rank glyph with its suit under it, of the deck's size), read under the corner reader's
 limits; never over a decline where the frame disagrees with itself (the card and its index,
 or an index beside a hand read from both sides, naming different cards) or a card of another
-size. A deck that lacks cards of its enrolment folder declines every card of their ranks and
+size, and not taken where the card found by its outline was read, at half its threshold or
+more, as another card (:data:`CONTRARY_SURETY`). A deck that lacks cards of its enrolment folder declines every card of their ranks and
 suits (:attr:`vision.model.DeckModel.missing`).
 """
 
