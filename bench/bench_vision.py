@@ -28,6 +28,7 @@ declines, per session, and every wrong read. The real sets a camera condition mi
 hold fewer cards (cardai: hearts only), and so never ask a read to tell a suit from
 another of its colour; this does. Usage: .venv/bin/python bench/bench_vision.py
 --full-deck overhead_felt [--sim-seed S] [--draws 2024,7] [--frames-per-card N]
+[--keep DIR]
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def main() -> None:
                         "overhead_felt), read as its real set would be")
     parser.add_argument("--frames-per-card", type=int, default=20, metavar="N",
                         help="with --full-deck: simulated frames of each card")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="with --full-deck: write the frames into DIR (kept, with "
+                        "labels.csv, to read again with shoe vision bench) instead of a "
+                        "temporary folder")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if args.fixed_cameras or args.full_deck:
@@ -107,7 +112,7 @@ def main() -> None:
         try:
             if args.full_deck:
                 full_deck(args.full_deck, draws, args.frames_per_card, args.real,
-                          args.seed if args.sim_seed is None else args.sim_seed)
+                          args.seed if args.sim_seed is None else args.sim_seed, args.keep)
             else:
                 fixed_cameras(args.real, draws)
         except (ConditionError, VisionModelError, ValueError) as exc:
@@ -158,11 +163,14 @@ TARGET_PRECISION, TARGET_P95_MS = 0.999, 20.0
 ECE395_AIM = 0.95
 
 
-def full_deck(name: str, draws: list[int], per_card: int, real: Path, sim_seed: int) -> None:
+def full_deck(name: str, draws: list[int], per_card: int, real: Path, sim_seed: int,
+              keep: Path | None = None) -> None:
     """All 52 cards under the simulated camera condition ``name``, ``per_card`` frames each,
     the sessions in the shares of the real set it mirrors; enrolled and read as that set
-    is (its photos per card, its reading mode), one row per enrolment draw."""
+    is (its photos per card, its reading mode), one row per enrolment draw. ``keep``: the
+    folder to write the frames to (else a temporary one)."""
     from collections import Counter
+    from contextlib import nullcontext
 
     from simulators.camera_compare import real_plan
     from simulators.camera_realism import condition_named, write_matching_folder
@@ -185,7 +193,10 @@ def full_deck(name: str, draws: list[int], per_card: int, real: Path, sim_seed: 
           f"each (" + ", ".join(f"{session} {count}" for session, count in sorted(counts.items()))
           + f"), simulated with seed {sim_seed}; {condition.enrol_per_card} per card enrolled, "
           f"{'region whole' if condition.roi else 'card outline'}")
-    with tempfile.TemporaryDirectory() as folder:
+    if keep is not None and keep.exists() and any(keep.iterdir()):
+        raise ValueError(f"--keep {keep}: not an empty folder (the frames would mix)")
+    with (nullcontext(str(keep)) if keep is not None else tempfile.TemporaryDirectory()
+          ) as folder:
         start = time.monotonic()
         write_matching_folder(Path(folder), design, condition, plan, seed=sim_seed,
                               cache=cache)
