@@ -138,20 +138,20 @@ class Recogniser:
             # No card read by its outline, whole or in part: its index may still show whole
             # (a hand over the rest of the card, the frame cutting two sides).
             by_index = self._read_index_alone(frame, corners, start, read.best_guess)
-            if (by_index is not None and by_index.card is not None
-                    and read.best_guess not in (None, by_index.card)
-                    and read.surety >= CONTRARY_SURETY
-                    and bool(np.any(self.model.labels == card_index(by_index.card)))):
-                # The card found by its outline was read, not surely but not far from it,
-                # as another card: two reads of one frame disagreeing are a doubt, not a
-                # choice between them. (Unless the whole-card deck lacks the card its index
-                # names: its read of that card is then always another's.)
-                return Recognition(
-                    None, 0.0, by_index.distance, by_index.card,
-                    f"the card found by its outline reads, unsurely, as "
-                    f"{read.best_guess.code}, and its index found alone as "
-                    f"{by_index.card.code}", time.perf_counter() - start, read.best_guess)
             if by_index is not None and by_index.card is not None:
+                if (read.best_guess not in (None, by_index.card)
+                        and read.surety >= CONTRARY_SURETY
+                        and bool(np.any(self.model.labels == card_index(by_index.card)))):
+                    # The card found by its outline was read, not surely but not far from
+                    # it, as another card: two reads of one frame disagreeing are a doubt,
+                    # not a choice between them. (Unless the whole-card deck lacks the card
+                    # its index names: its read of that card is then always another's.)
+                    return Recognition(
+                        None, 0.0, by_index.distance, by_index.card,
+                        f"the card found by its outline reads, unsurely, as "
+                        f"{read.best_guess.code}, and its index found alone as "
+                        f"{by_index.card.code}", time.perf_counter() - start,
+                        read.best_guess)
                 return by_index
             if (by_index is not None and read.best_guess is None
                     and by_index.distance <= corners.max_distance):
