@@ -36,6 +36,9 @@ class TcpServerTransport(Transport):
         self._bind = (host, port)
         self._write_timeout = write_timeout
         self._listener: socket.socket | None = None
+        # Read once at open: asking a listener that another thread is closing raises EBADF, and
+        # the address is what a "transport is closed" error must name.
+        self._bound: tuple[str, int] | None = None
         self._client: socket.socket | None = None
         self._lock = threading.Lock()  # guards _client swaps, accept and recv
         self._write_lock = threading.Lock()  # one write at a time, in order
@@ -48,10 +51,7 @@ class TcpServerTransport(Transport):
     @property
     def address(self) -> tuple[str, int]:
         """The bound address (the real port once open, when constructed with port 0)."""
-        if self._listener is None:
-            return self._bind
-        host, port = self._listener.getsockname()[:2]
-        return str(host), int(port)
+        return self._bind if self._bound is None else self._bound
 
     @property
     def url(self) -> str:
@@ -87,6 +87,8 @@ class TcpServerTransport(Transport):
             raise TransportError(
                 f"cannot listen on {self._bind[0]}:{self._bind[1]}: {exc}"
             ) from exc
+        host, port = listener.getsockname()[:2]
+        self._bound = (str(host), int(port))
         self._listener = listener
         self._closed = False
 

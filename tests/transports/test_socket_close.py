@@ -43,3 +43,32 @@ def test_a_closed_peer_is_noticed_and_the_port_closed_without_pyserials_sleep() 
         assert time.monotonic() - started < 0.25
         assert not transport.is_open
         thread.join(5)
+
+
+def test_a_listener_closed_under_a_reading_thread_is_a_transport_error_naming_its_port() -> None:
+    """A simulator's thread reading while its owner closes the listener must end on
+    TransportError (which it expects at shutdown), never on OSError from asking a closed socket
+    its address (EBADF; once a thread-exception warning in CI)."""
+    from shoe_controller.transports.tcp import TcpServerTransport
+
+    server = TcpServerTransport("127.0.0.1", 0)
+    server.open()
+    port = server.address[1]
+    assert port != 0
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while True:
+                server.read(64, 0.01)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            errors.append(exc)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    time.sleep(0.05)
+    server.close()
+    thread.join(5)
+    assert len(errors) == 1 and isinstance(errors[0], TransportError), errors
+    assert f":{port}" in str(errors[0])
+    assert server.address == ("127.0.0.1", port) and f":{port}" in server.description
