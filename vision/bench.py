@@ -140,7 +140,7 @@ def learn_partly_found(model: DeckModel, samples: Sequence[tuple[np.ndarray, Car
         read = corners.read(card_image, found.usable)
         if label in known and not (
                 read is not None and read.label == label and not read.disputed
-                and read.confidence >= corners.threshold
+                and read.confidence >= corners.threshold_for(read.label)
                 and read.distance <= corners.max_distance):
             continue
         partly.append((card_image, found.usable, label))

@@ -17,8 +17,10 @@ card's do: each corner read against the other photos' corners and their copies (
 own photo's), the nearest distance's 99th percentile x 1.5 is how far a corner may be and
 still be this deck, and the threshold lies above the confidence of every wrong held-out read
 (:func:`vision.model.held_out_limits`), of those reads shifted (:data:`ALIGN_SHIFTS`), and
-of enough held-out reads of the copies (:func:`_copies_threshold`), never under
-:data:`MIN_CORNER_THRESHOLD`.
+of enough held-out reads of the copies (:func:`_copies_thresholds`), never under
+:data:`MIN_CORNER_THRESHOLD`. That is the deck's threshold, its strictest card's: a card
+that took part in no wrong held-out read (neither read as another, nor another read as it)
+needs less (:func:`card_thresholds`).
 """
 
 from __future__ import annotations
@@ -299,6 +301,17 @@ class CornerReader:
     glyphs: GlyphReader | None = None
     """The index read again by its glyphs cut out (:mod:`vision.index_glyphs`), to bear
     out an unsure read; None for a deck enrolled before, or whose glyphs were not found."""
+    card_thresholds: dict[int, float] | None = None
+    """The cards (card index 0..51) whose reads need less than :attr:`threshold`, and what
+    they need (:func:`card_thresholds`); None for a deck enrolled before: every card needs
+    :attr:`threshold`."""
+
+    def threshold_for(self, label: int) -> float:
+        """The confidence a read naming card ``label`` must reach: its own threshold, or the
+        deck's (the strictest, :attr:`threshold`)."""
+        if self.card_thresholds is None:
+            return self.threshold
+        return self.card_thresholds.get(label, self.threshold)
 
     def vector(self, view: np.ndarray) -> np.ndarray:
         """The feature vector of a rectified card's top-left index corner, as enrolled."""
@@ -322,7 +335,7 @@ class CornerReader:
         reads = dict(zip(corners, self.read_each([views[corner] for corner in corners]),
                          strict=True))
         plain = combined_read(list(reads.values()))
-        if (plain is None or plain.confidence >= self.threshold
+        if (plain is None or plain.confidence >= self.threshold_for(plain.label)
                 or any(read.label != plain.label for read in reads.values())):
             return plain
         corner = min(reads, key=lambda one: reads[one].distance)
@@ -593,8 +606,8 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
         return d_best, predicted, confidence
 
     d_best, predicted, confidence = held_out(rows[:seen], row_photos[:seen])
-    max_distance, threshold, _ = held_out_limits(row_labels[:seen], d_best, predicted,
-                                                 confidence, MIN_CORNER_THRESHOLD)
+    max_distance, _, _ = held_out_limits(row_labels[:seen], d_best, predicted, confidence,
+                                         MIN_CORNER_THRESHOLD)
     # Read as CornerReader.read_aligned reads: each held-out corner also shifted, the most
     # confident read naming the same card kept (for every corner, not only unsure ones:
     # the threshold then stands above any wrong read a shift could lift). The shifts
@@ -607,8 +620,6 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
             ((moved - centre) @ projection).astype(np.float32), row_photos[:seen])
         aligned = np.where(moved_read == predicted, np.maximum(aligned, moved_confidence),
                            aligned)
-    _, aligned_threshold, _ = held_out_limits(row_labels[:seen], d_best, predicted, aligned,
-                                              MIN_CORNER_THRESHOLD)
     # The photos' corners and a few copies of each, read held out once: they set the
     # corner threshold, and teach the glyph reader what a corner read it is to bear out
     # looks like.
@@ -617,19 +628,51 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
                    for part in np.array_split(chosen, max(1, len(chosen) // CALIBRATION_CHUNK))]
     chosen_best, chosen_read, chosen_confidence = (np.concatenate(values)
                                                    for values in zip(*calibration))
-    copies_threshold = _copies_threshold(row_labels[chosen], chosen < seen, chosen_best,
-                                         chosen_read, chosen_confidence, max_distance)
+    considered = d_best <= max_distance
+    by_card = np.maximum.reduce([
+        card_thresholds(row_labels[:seen][considered], predicted[considered],
+                        reads[considered], MIN_CORNER_THRESHOLD)
+        for reads in (confidence, aligned)] + [_copies_thresholds(
+            row_labels[chosen], chosen < seen, chosen_best, chosen_read, chosen_confidence,
+            max_distance)])
+    deck_threshold = float(by_card.max())  # the strictest card's
+    own = {label: float(by_card[label]) for label in np.unique(row_labels).tolist()
+           if by_card[label] < deck_threshold}
     glyphs = learn_glyph_reader(
         [views[row] for row in chosen], box,
         list(zip(chosen_read.tolist(), chosen_confidence.tolist(), strict=True)))
     return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
-                        max_distance, max(threshold, aligned_threshold, copies_threshold),
-                        centre, projection, anchor, geometry, glyphs)
+                        max_distance, deck_threshold, centre, projection, anchor, geometry,
+                        glyphs, own)
+
+
+def card_thresholds(labels: np.ndarray, predicted: np.ndarray, confidence: np.ndarray,
+                    floor: float) -> np.ndarray:
+    """Each card's threshold (52 values) from the held-out reads of the enrolment corners
+    that look like the deck (``labels`` their cards, ``predicted`` and ``confidence`` their
+    reads): over the most confident wrong read that names the card or is of it, with the
+    outline decks' margin (:func:`vision.model.held_out_limits`), never under ``floor``.
+
+    One threshold for the whole deck, over its single most confident wrong read, guards
+    every card against the one pair of cards that is hardest to tell apart: on a simulated
+    52-card deck under the overhead camera, a 3H read held out as 5H at 0.48 raised the
+    deck's threshold to 0.67, and a third of its frames, right reads of other cards, were
+    declined. A wrong read is guarded against where it can happen: a read that names either
+    card of the pair. Its strictest card's threshold is the deck's."""
+    from vision.model import THRESHOLD_FACTOR, THRESHOLD_SLACK  # (it imports this module)
+
+    thresholds = np.full(52, floor, dtype=np.float64)
+    wrong = predicted != labels
+    for truth, read, sure in zip(labels[wrong], predicted[wrong], confidence[wrong],
+                                 strict=True):
+        needed = THRESHOLD_FACTOR * float(sure) + THRESHOLD_SLACK
+        thresholds[[truth, read]] = np.maximum(thresholds[[truth, read]], needed)
+    return thresholds
 
 
 CALIBRATION_COPIES = 4
 """Jittered copies of each enrolment corner read held out to set the corner threshold
-(:func:`_copies_threshold`) and to calibrate the glyph reader
+(:func:`_copies_thresholds`) and to calibrate the glyph reader
 (:func:`vision.index_glyphs.learn_glyph_reader`); a 52-card deck's 8840 rows would take
 minutes to read all."""
 CALIBRATION_CHUNK = 1024
@@ -644,19 +687,24 @@ def _calibration_rows(seen: int) -> np.ndarray:
     return np.concatenate([np.arange(seen), copies.ravel()])
 
 
-def _copies_threshold(labels: np.ndarray, own: np.ndarray, d_best: np.ndarray,
-                      predicted: np.ndarray, confidence: np.ndarray,
-                      max_distance: float) -> float:
-    """The least corner confidence at which the held-out reads of the enrolment corners
-    *and of their jittered copies* (:func:`jittered_corners`: a corner rectified a little
-    off, as a card completed from part of it is) that look like the deck are
-    :data:`vision.model.TARGET_PRECISION` right (:func:`vision.model.calibrated_threshold`).
-    The photos' own corners, well found and anchored, are seldom read wrong held out, and
-    set no threshold above the floor then; a copy is what a completed card looks like
-    (cardai, draw 11: a 5H cut by the frame read as 3H at 0.242 over a floor of 0.2).
+def _copies_thresholds(labels: np.ndarray, own: np.ndarray, d_best: np.ndarray,
+                       predicted: np.ndarray, confidence: np.ndarray,
+                       max_distance: float) -> np.ndarray:
+    """Each card's least corner confidence (52 values) at which the held-out reads of the
+    enrolment corners *and of their jittered copies* (:func:`jittered_corners`: a corner
+    rectified a little off, as a card completed from part of it is) that look like the deck
+    are :data:`vision.model.TARGET_PRECISION` right, all cards together; and above the
+    photos' own wrong reads with a margin, per card (:func:`card_thresholds`). That is
+    :func:`vision.model.calibrated_threshold`, its floor over the photos' wrong reads set
+    per card. The photos' own corners, well found and anchored, are seldom read wrong held
+    out, and set no threshold above the floor then; a copy is what a completed card looks
+    like (cardai, draw 11: a 5H cut by the frame read as 3H at 0.242 over a floor of 0.2).
     One entry per row of :func:`_calibration_rows`: its card, whether it is a photo's own
     corner (``own``), and its held-out read."""
     from vision.model import calibrated_threshold  # the model module imports this one
 
     near = d_best <= max_distance
-    return calibrated_threshold(labels[near], predicted[near], confidence[near], own[near])
+    labels, own, predicted, confidence = (values[near] for values in (
+        labels, own, predicted, confidence))
+    pooled = calibrated_threshold(labels, predicted, confidence, np.zeros_like(own))
+    return card_thresholds(labels[own], predicted[own], confidence[own], pooled)

@@ -34,7 +34,12 @@ import cv2
 import numpy as np
 
 from vision.corner import Box, white_balanced
-from vision.index_corner import corner_glyphs, nearest_with_margin, pair_distances
+from vision.index_corner import (
+    card_thresholds,
+    corner_glyphs,
+    nearest_with_margin,
+    pair_distances,
+)
 from vision.roi import first_glyph, suit_under
 
 RANK_PATCH = (20, 30)  # width, height a rank glyph is resampled to
@@ -135,6 +140,15 @@ class GlyphReader:
     box: Box
     max_distance: float
     threshold: float
+    card_thresholds: dict[int, float] | None = None
+    """The cards whose glyph reads need less than :attr:`threshold`, and what they need
+    (:func:`vision.index_corner.card_thresholds`); None: every card needs the threshold."""
+
+    def threshold_for(self, label: int) -> float:
+        """The confidence a glyph read naming card ``label`` must reach."""
+        if self.card_thresholds is None:
+            return self.threshold
+        return self.card_thresholds.get(label, self.threshold)
 
     def read(self, view: np.ndarray) -> GlyphRead | None:
         """The index at the top-left of a rectified card, by its glyphs; None when none is
@@ -152,7 +166,7 @@ class GlyphReader:
         if not reads:
             return False
         surest = max(reads, key=lambda read: read.confidence)
-        return surest.label == label and surest.confidence >= self.threshold
+        return surest.label == label and surest.confidence >= self.threshold_for(label)
 
 
 def _nearest(distances: np.ndarray, labels: np.ndarray) -> GlyphRead | None:
@@ -175,11 +189,13 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     set for what it is used for, bearing out a corner read (:data:`SECOND_READ_FLOOR` or
     surer): it stands above every held-out glyph read that named the same wrong card as the
     corner read of that view (x 1.3 + 0.05, as every held-out threshold), never under
-    :data:`GLYPH_MIN_THRESHOLD`. A glyph read alone is often wrong where its glyphs were cut
+    :data:`GLYPH_MIN_THRESHOLD`; per card, as the corner reader's
+    (:func:`vision.index_corner.card_thresholds`): above those of the two cards a read could
+    be. A glyph read alone is often wrong where its glyphs were cut
     out wrong (a court card's frame taken for its rank), and then as sure as a right read:
     its own held-out limit stood over nearly every read (cardai, draw 2024, before only an
     index with its suit under the rank was read: 0.78)."""
-    from vision.model import THRESHOLD_FACTOR, THRESHOLD_SLACK, held_out_limits
+    from vision.model import held_out_limits
 
     found = [(vector, photo, label, corner) for vector, (_, photo, label), corner
              in zip((glyph_vector(view, box) for view, _, _ in views), views, corner_reads,
@@ -203,11 +219,18 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
         GLYPH_MIN_THRESHOLD)
     if max_distance <= 0:  # no held-out read right: a reader that could never bear one out
         return None
-    wrong_together = [read.confidence for read, (_, _, label, (corner_label, corner_conf))
+    wrong_together = [(label, read.label, read.confidence)
+                      for read, (_, _, label, (corner_label, corner_conf))
                       in zip(reads, found, strict=True)
                       if read is not None and read.label != label
                       and read.label == corner_label and corner_conf >= SECOND_READ_FLOOR
                       and read.distance <= max_distance]
-    threshold = max(GLYPH_MIN_THRESHOLD, THRESHOLD_FACTOR * max(wrong_together, default=0.0)
-                    + THRESHOLD_SLACK if wrong_together else 0.0)
-    return GlyphReader(vectors, labels, box, max_distance, threshold)
+    truths, named, sureness = (np.array(column) for column in zip(
+        *wrong_together, strict=True)) if wrong_together else (np.zeros(0, int),) * 3
+    # Per card, as the corner reader's: a read is guarded against the wrong reads of the
+    # two cards it could be (the strictest card's threshold is the reader's).
+    by_card = card_thresholds(truths, named, sureness, GLYPH_MIN_THRESHOLD)
+    threshold = float(by_card.max())
+    own = {label: float(by_card[label]) for label in np.unique(labels).tolist()
+           if by_card[label] < threshold}
+    return GlyphReader(vectors, labels, box, max_distance, threshold, own)

@@ -77,8 +77,11 @@ if TYPE_CHECKING:
     from vision.index_corner import CornerReader
     from vision.index_glyphs import GlyphReader
 
-FORMAT_VERSION = 12
-"""12: the corner reader's index glyphs cut out (``corners.glyphs``: their limits, and the
+FORMAT_VERSION = 13
+"""13: the cards whose index reads need less than the corner reader's threshold, and what
+they need (``corners.card_thresholds``: card code to threshold; absent or null: every card
+needs ``corners.threshold``), and so for the glyph reader (``corners.glyphs.card_thresholds``);
+12: the corner reader's index glyphs cut out (``corners.glyphs``: their limits, and the
 rows ``glyph_vectors`` and ``glyph_labels``; null if not learnt), a second read of an unsure
 index (:mod:`vision.index_glyphs`);
 11: the number cards' pips (``pips``: where each card's pips lay in the enrolment photos,
@@ -96,7 +99,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -287,9 +290,12 @@ class DeckModel:
                                else list(self.corners.anchor)),
                     "geometry": (None if self.corners.geometry is None
                                  else self.corners.geometry.to_list()),
+                    "card_thresholds": _card_thresholds_to(self.corners.card_thresholds),
                     "glyphs": (None if self.corners.glyphs is None else {
                         "max_distance": self.corners.glyphs.max_distance,
-                        "threshold": self.corners.glyphs.threshold})}}
+                        "threshold": self.corners.glyphs.threshold,
+                        "card_thresholds": _card_thresholds_to(
+                            self.corners.glyphs.card_thresholds)})}}
         glyphs = None if self.corners is None else self.corners.glyphs
         empty = np.zeros((0, 0), np.float32)
         scratch = folder / f".{self.name}.{os.getpid()}.npz"
@@ -466,9 +472,34 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
     glyphs = None
     if value.get("glyphs") is not None:  # format 12: the index's glyphs cut out
         glyphs = _glyphs_from(value["glyphs"], glyph_rows, box)
+    card_thresholds = None
+    if value.get("card_thresholds") is not None:  # format 13: cards that need less
+        card_thresholds = _card_thresholds_from(value["card_thresholds"], limits[1])
     return CornerReader(vectors, labels, _split_from(value["split"]), box,
                         CardShape(stretch, aspect, sizes), *limits, centre, projection,
-                        anchor, geometry, glyphs)
+                        anchor, geometry, glyphs, card_thresholds)
+
+
+def _card_thresholds_to(thresholds: dict[int, float] | None) -> dict[str, float] | None:
+    """Per-card thresholds as saved: card codes to thresholds (null: none)."""
+    if thresholds is None:
+        return None
+    return {card_of(label).code: value for label, value in sorted(thresholds.items())}
+
+
+def _card_thresholds_from(value: object, deck_threshold: float) -> dict[int, float]:
+    """Saved per-card thresholds (of the corner or the glyph reader): card codes to numbers
+    over 0, none over the reader's threshold (the strictest card's)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"card thresholds {value!r} are not a mapping of card to threshold")
+    thresholds = {}
+    for code, number in value.items():
+        threshold = float(number)
+        if not 0 < threshold <= deck_threshold:
+            raise ValueError(f"card {code}'s threshold {number!r} is not over 0 and at most "
+                             f"the deck's {deck_threshold}")
+        thresholds[card_index(Card.from_code(str(code)))] = threshold
+    return thresholds
 
 
 def _glyphs_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
@@ -486,7 +517,11 @@ def _glyphs_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
     limits = float(value["max_distance"]), float(value["threshold"])
     if not all(np.isfinite(number) and number > 0 for number in limits):
         raise ValueError("glyph limits must be positive numbers")
-    return GlyphReader(vectors, labels, (box[0], box[1], box[2], box[3]), *limits)
+    card_thresholds = None
+    if value.get("card_thresholds") is not None:  # format 13: cards that need less
+        card_thresholds = _card_thresholds_from(value["card_thresholds"], limits[1])
+    return GlyphReader(vectors, labels, (box[0], box[1], box[2], box[3]), *limits,
+                       card_thresholds)
 
 
 def _deck_limits_from(value: object) -> tuple[float, float]:

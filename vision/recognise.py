@@ -299,7 +299,7 @@ class Recogniser:
         if found is None:
             return None
         match = _match_of(found.read)
-        threshold, by_hand = self._corner_threshold(corners)
+        threshold, by_hand = self._corner_threshold(corners, match.card)
         if not by_hand and SECONDED_SHARE * threshold <= match.confidence < threshold and (
                 match.card == seconded
                 or self._whole_card_says(found.card, match.card, None)):
@@ -321,7 +321,7 @@ class Recogniser:
         if read is None:
             return None
         match = _match_of(read)
-        threshold, by_hand = self._corner_threshold(corners)
+        threshold, by_hand = self._corner_threshold(corners, match.card)
         if read.glyphless:
             # No rank glyph near the corner, where the deck's corners all but always show
             # one: blank paper, whatever card it is nearest. (The simulated camera's 8H_s2_24,
@@ -412,12 +412,12 @@ class Recogniser:
         return Recognition(card_read, 1.0 - seen.offset / pips.tolerance, unsure.distance,
                            card_read, "", time.perf_counter() - start)
 
-    def _corner_threshold(self, corners: CornerReader) -> tuple[float, bool]:
-        """The threshold an index read alone must reach: the corner reader's, raised by a
-        threshold set by hand (and whether one was)."""
+    def _corner_threshold(self, corners: CornerReader, card: Card) -> tuple[float, bool]:
+        """The threshold an index read alone as ``card`` must reach: the corner reader's
+        for that card, raised by a threshold set by hand (and whether one was)."""
         by_hand = self.threshold != self.model.threshold
-        return (max(corners.threshold, self.threshold) if by_hand else corners.threshold,
-                by_hand)
+        own = corners.threshold_for(card_index(card))
+        return max(own, self.threshold) if by_hand else own, by_hand
 
     @staticmethod
     def _glyphs_bear_out(corners: CornerReader, match: Match, threshold: float,

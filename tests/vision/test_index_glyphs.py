@@ -129,7 +129,7 @@ def _deck(glyphs: GlyphReader | None) -> DeckModel:
 
 def _glyph_reader() -> GlyphReader:
     rows = np.random.default_rng(4).normal(size=(4, glyph_length())).astype(np.float32)
-    return GlyphReader(rows, np.array([13, 13, 20, 20]), BOX, 1.2, 0.35)
+    return GlyphReader(rows, np.array([13, 13, 20, 20]), BOX, 1.2, 0.35, {20: 0.3})
 
 
 def test_a_deck_keeps_its_glyph_reader_when_saved(tmp_path: Path) -> None:
@@ -140,6 +140,8 @@ def test_a_deck_keeps_its_glyph_reader_when_saved(tmp_path: Path) -> None:
     assert np.array_equal(loaded.glyphs.labels, glyphs.labels)
     assert (loaded.glyphs.max_distance, loaded.glyphs.threshold, loaded.glyphs.box) == (
         1.2, 0.35, BOX)
+    assert loaded.glyphs.card_thresholds == {20: 0.3}
+    assert (loaded.glyphs.threshold_for(20), loaded.glyphs.threshold_for(13)) == (0.3, 0.35)
     none = DeckModel.load("glyphs", _deck(None).save(tmp_path / "none").parent).corners
     assert none is not None and none.glyphs is None
 

@@ -352,7 +352,8 @@ def _deck_with_corners() -> DeckModel:
     reader = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3),
                           CardShape(STRETCH, ASPECT, (180.0, 230.0)), 0.9, 0.2,
                           anchor=(0.045, 0.05),
-                          geometry=IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1))
+                          geometry=IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1),
+                          card_thresholds={1: 0.15})
     return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
 
 
@@ -378,6 +379,22 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     assert np.array_equal(loaded.labels, deck.corners.labels)
     assert loaded.anchor == (0.045, 0.05)
     assert loaded.geometry == IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1)
+    assert loaded.card_thresholds == {1: 0.15}
+    assert (loaded.threshold_for(1), loaded.threshold_for(0)) == (0.15, 0.2)
+
+
+def test_a_deck_enrolled_before_its_card_thresholds_needs_the_deck_s_of_every_card(
+        tmp_path: Path) -> None:
+    """A format 12 deck has one corner threshold: every card's read needs it."""
+
+    def as_format_12(meta: dict[str, Any]) -> None:
+        meta["format"] = 12
+        del meta["corners"]["card_thresholds"]
+
+    _rewrite_meta(_deck_with_corners().save(tmp_path), as_format_12)
+    loaded = DeckModel.load("cornered", tmp_path).corners
+    assert loaded is not None and loaded.card_thresholds is None
+    assert loaded.threshold_for(0) == loaded.threshold_for(1) == 0.2
 
 
 def test_a_deck_enrolled_before_its_index_geometry_loads_without_it(tmp_path: Path) -> None:
@@ -420,6 +437,10 @@ def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
     {"geometry": [0.09, 0.1, 0.0, -0.1, 0.1]},  # the suit over the rank
     {"geometry": [0.09, 1.1, 0.0, 0.1, 0.1]},  # beyond the card
     {"geometry": [0.09, 0.1, 0.1, 0.1]},
+    {"card_thresholds": {"AS": 0.5}},  # more than the deck's (the strictest card's)
+    {"card_thresholds": {"AS": 0.0}},
+    {"card_thresholds": {"ZZ": 0.1}},  # no such card
+    {"card_thresholds": [0.1]},
 ])
 def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
                                                   ) -> None:
@@ -637,3 +658,26 @@ def test_a_whole_card_found_wrong_is_looked_for_again_in_part(
                         lambda *_: PartialCard(card.astype(np.float32), (0,)))
     read = recogniser.recognise(frame)
     assert read.card == card_of(0), read
+
+
+@pytest.mark.parametrize(("label", "taken"), [(1, True), (0, False)])
+def test_an_index_read_needs_its_own_card_s_threshold(monkeypatch: pytest.MonkeyPatch,
+                                                       label: int, taken: bool) -> None:
+    """Card 1 needs 0.15 (its own threshold), card 0 the deck's 0.2: an index found alone
+    read at 0.17 is taken as card 1 and declined as card 0."""
+    from types import SimpleNamespace
+
+    import vision.recognise
+    from vision.index_corner import CornerRead
+
+    found = SimpleNamespace(read=CornerRead(label, 0.17, 0.1, 1 - label),
+                            card=np.zeros((290, 200, 3), np.uint8))
+    monkeypatch.setattr(vision.recognise, "find_by_index", lambda frame, corners: found)
+    deck = _deck_with_corners()
+    assert deck.corners is not None
+    read = Recogniser(deck)._read_index_alone(np.zeros((480, 640, 3), np.uint8), deck.corners,
+                                              0.0, None)
+    assert read is not None and read.best_guess == card_of(label)
+    assert (read.card is not None) is taken
+    if not taken:
+        assert "confidence 0.170 < 0.200" in read.reason

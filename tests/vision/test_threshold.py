@@ -1,7 +1,9 @@
 """The decline threshold of a fixed-camera deck, calibrated on held-out enrolment reads
 (:func:`vision.model.calibrated_threshold`): hand-computed cases, and the two promises it
 makes stated as invariants for hypothesis to break: the held-out reads it accepts are at
-least 99.9 % right, and no held-out read of an enrolment photo itself is accepted wrong."""
+least 99.9 % right, and no held-out read of an enrolment photo itself is accepted wrong.
+Then an index corner reader's thresholds per card (:func:`vision.index_corner.card_thresholds`),
+the same way."""
 
 from __future__ import annotations
 
@@ -9,7 +11,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.model import ROI_MIN_THRESHOLD, calibrated_threshold
+from vision.index_corner import _copies_thresholds, card_thresholds
+from vision.model import (
+    ROI_MIN_THRESHOLD,
+    THRESHOLD_FACTOR,
+    THRESHOLD_SLACK,
+    calibrated_threshold,
+)
 
 
 def reads(confidences: list[float], wrong: list[bool], original: list[bool] | None = None
@@ -83,3 +91,55 @@ def test_what_it_accepts_is_precise_and_no_photo_wrong(rows) -> None:  # type: i
     assert not (accepted & bad & kept).any()
     if accepted.any():
         assert (accepted & ~bad).sum() >= 0.999 * accepted.sum() - 1e-9
+
+
+# ------------------------------------------------------------------ an index corner's, per card
+def test_each_card_is_guarded_against_the_wrong_reads_it_took_part_in() -> None:
+    # Card 1 read held out as card 2 at 0.48: both need 1.3 x 0.48 + 0.05;
+    # card 3 read as card 4 at 0.1 raises neither over the floor (0.18 < 0.3).
+    labels = np.array([1, 2, 3, 3, 4])
+    predicted = np.array([2, 2, 3, 4, 4])
+    confidence = np.array([0.48, 0.9, 0.9, 0.1, 0.9])
+    thresholds = card_thresholds(labels, predicted, confidence, 0.3)
+    assert thresholds.shape == (52,)
+    assert abs(thresholds[1] - 0.674) < 1e-9 and abs(thresholds[2] - 0.674) < 1e-9
+    assert thresholds[3] == thresholds[4] == thresholds[0] == 0.3
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 51), st.integers(0, 51), st.floats(0, 1)),
+                min_size=1, max_size=200), st.floats(0, 0.5))
+def test_no_wrong_read_passes_its_cards_threshold_and_the_strictest_is_the_deck_s(
+        rows, floor) -> None:  # type: ignore[no-untyped-def]
+    """The promises: no held-out wrong read would be taken (the card it names and the card
+    it was both need more than its confidence), and the strictest card needs what one
+    threshold for the deck needs (:func:`vision.model.held_out_limits`' rule)."""
+    labels, predicted, confidence = (np.array(column) for column in zip(*rows, strict=True))
+    thresholds = card_thresholds(labels, predicted, confidence, floor)
+    wrong = predicted != labels
+    assert (thresholds >= floor).all()
+    assert (confidence[wrong] < thresholds[predicted[wrong]]).all()
+    assert (confidence[wrong] < thresholds[labels[wrong]]).all()
+    deck = max(floor, THRESHOLD_FACTOR * float(confidence[wrong].max()) + THRESHOLD_SLACK
+               if wrong.any() else floor)
+    assert abs(thresholds.max() - deck) < 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 51), st.integers(0, 51), st.floats(0, 1),
+                          st.booleans()), min_size=1, max_size=200))
+def test_the_copies_strictest_card_needs_what_one_threshold_for_the_deck_did(
+        rows) -> None:  # type: ignore[no-untyped-def]
+    """Per card, the copies' threshold (:func:`vision.index_corner._copies_thresholds`)
+    relaxes only cards that took part in no wrong read of a photo: its strictest card needs
+    what :func:`vision.model.calibrated_threshold` sets for the whole deck, and no photo's
+    wrong read passes either of its two cards' thresholds."""
+    labels, predicted, confidence, own = (np.array(column)
+                                          for column in zip(*rows, strict=True))
+    thresholds = _copies_thresholds(labels, own, np.zeros(len(rows)), predicted, confidence,
+                                    1.0)
+    deck = calibrated_threshold(labels, predicted, confidence, own)
+    assert abs(thresholds.max() - deck) < 1e-9
+    wrong = own & (predicted != labels)
+    assert (confidence[wrong] < thresholds[predicted[wrong]]).all()
+    assert (confidence[wrong] < thresholds[labels[wrong]]).all()
