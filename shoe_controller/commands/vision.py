@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             print("camera: frames of several sizes, so a frame is not checked for its size")
         if model.roi is None:
             print(_pips_line(model, [card for _, card in items]))
+            if (line := _index_line(model)) is not None:
+                print(line)
         if figures["held_out_accuracy"] < HARD_DECK_ACCURACY:
             # Held-out reads are the only evidence of how the deck reads at the table: when
             # a few of them are wrong, the threshold set above them is a thin guarantee.
@@ -223,6 +226,30 @@ def _holdout(args: argparse.Namespace, roi) -> int:  # type: ignore[no-untyped-d
     print(f"  enrolment            {held.enrol_seconds:.1f} s CPU")
     _print_figures(result)
     return 0
+
+
+def _index_line(model: DeckModel) -> str | None:
+    """What ``shoe vision enroll`` says of the index corner reader (a card the frame cuts,
+    or a hand covers, is read by it): the confidence most cards' reads need, and the cards
+    that need more because held-out reads of them were wrong (those the operator can help
+    with more frames); None without a corner reader."""
+    corners = model.corners
+    if corners is None:
+        return None
+    from vision.model import card_of
+
+    enrolled = sorted(set(corners.labels.tolist()))
+    needs = {label: corners.threshold_for(label) for label in enrolled}
+    usual = statistics.median(needs.values())
+    harder = [card_of(label).code for label in enrolled if needs[label] > usual + 1e-9]
+    line = f"index corners: {len(enrolled)} cards, most read at a confidence of {usual:.2f}"
+    if harder:
+        shown = ", ".join(harder[:8]) + (f" and {len(harder) - 8} more" if len(harder) > 8
+                                         else "")
+        line += (f"; {shown} need up to {corners.threshold:.2f} (held-out enrolment reads "
+                 f"took them for other cards: more frames of them, in every light the "
+                 f"table has, can lower it)")
+    return line
 
 
 def _pips_line(model: DeckModel, cards: list[Card]) -> str:

@@ -93,3 +93,38 @@ def test_enrolling_leaves_no_card_of_the_folder_unnamed(tmp_path: Path, enrolled
     codes = ", ".join(card.code for card in sorted(missing, key=card_index))
     assert (f"warning: 2 of the folder's {len(known) + 2} cards were not enrolled ({codes})"
             in out), out
+
+
+def test_enrolling_names_the_cards_whose_index_reads_need_more(tmp_path: Path, enrolled, mocker,
+                                                               capsys) -> None:
+    """The cards held-out enrolment reads took for others (their index threshold over most
+    cards') are named, with what would help; a deck without such cards says only the
+    usual threshold."""
+    import numpy as np
+
+    from vision.index_corner import CornerReader
+    from vision.partial import CardShape
+
+    model = copy.copy(enrolled("anglo"))
+    known = sorted({card_of(int(label)) for label in model.labels}, key=card_index)
+    labels = np.array([card_index(card) for card in known for _ in range(2)])
+    vectors = np.eye(len(labels), dtype=np.float32)
+    hard = known[:2]
+    model.corners = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3),
+                                 CardShape(1.0, 1.4), 0.9, 0.62, card_thresholds={
+                                     card_index(card): 0.3 for card in known[2:]})
+    frame = tmp_path / "frame.png"
+    mocker.patch("vision.bench.read_labels", return_value=[(frame, card) for card in known])
+    mocker.patch("vision.bench.enroll_items", return_value=(model, []))
+    assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert (f"index corners: {len(known)} cards, most read at a confidence of 0.30; "
+            f"{hard[0].code}, {hard[1].code} need up to 0.62 (held-out enrolment reads took "
+            f"them for other cards" in out), out
+    model.corners = CornerReader(vectors, labels, None, (0.0, 0.0, 0.2, 0.3),
+                                 CardShape(1.0, 1.4), 0.9, 0.3)
+    assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"index corners: {len(known)} cards, most read at a confidence of 0.30\n" in out
