@@ -79,16 +79,36 @@ def read_sessions(folder: Path) -> dict[str, str]:
 
 
 def enroll_items(name: str, items: Sequence[tuple[Path, Card]], roi: Roi | None = None
-                 ) -> tuple[DeckModel, list[str]]:
-    """Enrol a deck from labelled frames; returns the model and the frames skipped because
-    no card was found in them (named, so the operator can retake them). With ``roi`` (a
-    fixed camera) the frames are not searched for a card: the region is the index corner."""
+                 ) -> tuple[DeckModel, list[str], list[str]]:
+    """Enrol a deck from labelled frames; returns the model, the frames skipped because no
+    card was found in them (named, so the operator can retake them), and the cards left out
+    of the whole-card deck because only one of their frames showed the card (a card is read
+    against its other frames: :func:`enough_found`). With ``roi`` (a fixed camera) the frames
+    are not searched for a card: the region is the index corner."""
     samples, quads, skipped, sizes = enrolment_detections(items, roi)
-    model = enroll(name, samples, roi=roi, quads=quads)
+    kept, kept_quads, left_out = enough_found(samples, quads)
+    model = enroll(name, kept, roi=roi, quads=kept_quads)
     if quads is not None:
         learn_partly_found(model, samples, quads, items, skipped)
     record_folder(model, [card for _, card in items], sizes)
-    return model, skipped
+    return model, skipped, left_out
+
+
+def enough_found(samples: Sequence[tuple[np.ndarray, Card]], quads: Sequence[np.ndarray] | None
+                 ) -> tuple[list[tuple[np.ndarray, Card]], list[np.ndarray] | None, list[str]]:
+    """The enrolment samples (and their quads) of the cards found in at least 2 frames, and
+    the codes of the cards found in only one, left out: a card's enrolment frames are read
+    against each other to set the deck's limits, and one frame has nothing to be read
+    against. Left out, such a card is still read by its index corners where a frame showed
+    one (:func:`learn_partly_found`), or else declined with every card that shares its rank
+    or suit (:func:`record_folder`), as a card no frame showed is; the operator is told."""
+    counts = Counter(card for _, card in samples)
+    keep = [counts[card] >= 2 for _, card in samples]
+    kept = [sample for sample, keeping in zip(samples, keep, strict=True) if keeping]
+    kept_quads = None if quads is None else [
+        quad for quad, keeping in zip(quads, keep, strict=True) if keeping]
+    left_out = [card.code for card in sorted(counts, key=card_index) if counts[card] < 2]
+    return kept, kept_quads, left_out
 
 
 def record_folder(model: DeckModel, cards: Iterable[Card], sizes: Iterable[tuple[int, int]]
@@ -348,10 +368,7 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
     samples, quads, skipped, sizes = enrolment_detections(enrol_items, roi)
     counts = Counter(card for _, card in samples)
     left_out = sorted({card.code for _, card in enrol_items if counts[card] < 2})
-    keep = [counts[card] >= 2 for _, card in samples]
-    kept = [sample for sample, keeping in zip(samples, keep, strict=True) if keeping]
-    kept_quads = None if quads is None else [
-        quad for quad, keeping in zip(quads, keep, strict=True) if keeping]
+    kept, kept_quads, _ = enough_found(samples, quads)
     model = (enroll(name, kept, roi=roi, quads=kept_quads)
              if len({card for _, card in kept}) >= 2 else None)
     partly = [] if model is None or quads is None else learn_partly_found(

@@ -82,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
         from vision.bench import cards_unknown_to, enroll_items, read_labels
 
         items = read_labels(args.folder)
-        model, skipped = enroll_items(args.deck, items, roi)
+        model, skipped, left_out = enroll_items(args.deck, items, roi)
         unknown = cards_unknown_to(model, [card for _, card in items])
+        # Left out of the whole-card deck, yet read by the index corners of its frames.
+        by_index_only = [code for code in left_out if code not in unknown]
         path = model.save(folder)
         figures = model.enrolment
         index = ("rank and suit read apart, boxes located on the deck"
@@ -120,11 +122,15 @@ def run(args: argparse.Namespace) -> int:
             # it never saw may be taken for one it did (a four-card deck read a 9H as 8H),
             # so the recogniser declines every card of their ranks and suits.
             print(f"warning: {len(unknown)} of the folder's {len({c for _, c in items})} "
-                  f"cards were not enrolled ({', '.join(unknown)}): no frame of them shows "
-                  f"the card. The deck cannot read them, and declines every card of their "
-                  f"ranks and suits, which it could take them for. Retake their frames with "
-                  f"the whole card in view (a fixed camera: enrol it with --roi round the "
-                  f"index) and enrol again.")
+                  f"cards were not enrolled ({', '.join(unknown)}): fewer than 2 of their "
+                  f"frames show the card. The deck cannot read them, and declines every "
+                  f"card of their ranks and suits, which it could take them for. Retake "
+                  f"their frames with the whole card in view (a fixed camera: enrol it with "
+                  f"--roi round the index) and enrol again.")
+        if by_index_only:
+            print(f"warning: only one frame each shows {', '.join(by_index_only)} whole: "
+                  f"they are read by their index corners alone, not as whole cards. Retake "
+                  f"their frames with the whole card in view and enrol again.")
         print(f"saved {path}")
         for name in skipped:
             print(f"skipped {name}: no card found in the frame (retake it with the whole "

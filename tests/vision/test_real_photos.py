@@ -196,8 +196,8 @@ def test_bench_cli_json_agrees_with_each_read(feeder_corner, tmp_path: Path, cap
     items = read_labels(folder)
     enrolled = set(figures["enrolled_frames"])
     assert len(enrolled) == 30 and figures["per_card"] == 5 and figures["seed"] == 2024
-    model, _ = enroll_items("check", [item for item in items if item[0].name in enrolled],
-                            WHOLE_FRAME)
+    model, _, _ = enroll_items(
+        "check", [item for item in items if item[0].name in enrolled], WHOLE_FRAME)
     recogniser = Recogniser(model)
     reads = [(recogniser.recognise(read_image(path)).card, card) for path, card in items
              if path.name not in enrolled]

@@ -62,7 +62,7 @@ def test_enrolling_a_deck_hard_for_the_camera_warns(tmp_path: Path, enrolled, mo
     known = sorted({card_of(int(label)) for label in model.labels}, key=card_index)
     frame = tmp_path / "frame.png"
     mocker.patch("vision.bench.read_labels", return_value=[(frame, card) for card in known])
-    mocker.patch("vision.bench.enroll_items", return_value=(model, ["blurred.png"]))
+    mocker.patch("vision.bench.enroll_items", return_value=(model, ["blurred.png"], []))
     assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
                  str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -86,7 +86,7 @@ def test_enrolling_leaves_no_card_of_the_folder_unnamed(tmp_path: Path, enrolled
     frame = tmp_path / "frame.png"
     mocker.patch("vision.bench.read_labels",
                  return_value=[(frame, card) for card in [*known, *missing, missing[0]]])
-    mocker.patch("vision.bench.enroll_items", return_value=(model, []))
+    mocker.patch("vision.bench.enroll_items", return_value=(model, [], []))
     assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
                  str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -115,7 +115,7 @@ def test_enrolling_names_the_cards_whose_index_reads_need_more(tmp_path: Path, e
                                      card_index(card): 0.3 for card in known[2:]})
     frame = tmp_path / "frame.png"
     mocker.patch("vision.bench.read_labels", return_value=[(frame, card) for card in known])
-    mocker.patch("vision.bench.enroll_items", return_value=(model, []))
+    mocker.patch("vision.bench.enroll_items", return_value=(model, [], []))
     assert main(["vision", "enroll", "--deck", "anglo", "--models", str(tmp_path),
                  str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -128,3 +128,30 @@ def test_enrolling_names_the_cards_whose_index_reads_need_more(tmp_path: Path, e
                  str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"index corners: {len(known)} cards, most read at a confidence of 0.30\n" in out
+
+
+def test_a_card_only_one_frame_shows_is_left_out_not_the_enrolment_refused(
+        tmp_path: Path, designs, card_cache, capsys) -> None:
+    """A card whose frames but one show no card (the operator's photos missed it) is left
+    out and named, as a card none of whose frames shows it is; the other cards are enrolled
+    and read."""
+    import cv2
+    import numpy as np
+
+    cards = CARDS[:6]
+    write_labelled_folder(tmp_path / "enrol", designs["anglo"], frames_per_card=4, seed=1,
+                          cards=cards, cache=card_cache)
+    lost = cards[-1]
+    frames = sorted((tmp_path / "enrol").glob(f"{lost.code}*.png"))
+    assert len(frames) == 4
+    felt = np.zeros_like(cv2.imread(str(frames[0])))
+    felt[:] = (40, 110, 30)  # green felt, no card
+    for frame in frames[1:]:
+        cv2.imwrite(str(frame), felt)
+    models = str(tmp_path / "models")
+    assert main(["vision", "enroll", "--deck", "house", "--models", models,
+                 str(tmp_path / "enrol")]) == 0
+    out = capsys.readouterr().out
+    assert f"cards were not enrolled ({lost.code}): fewer than 2 of their frames" in out, out
+    assert out.count("skipped ") == 3
+    assert (tmp_path / "models" / "house.npz").exists()
