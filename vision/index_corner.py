@@ -629,12 +629,12 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     chosen_best, chosen_read, chosen_confidence = (np.concatenate(values)
                                                    for values in zip(*calibration))
     considered = d_best <= max_distance
-    by_card = np.maximum.reduce([
+    guarded = np.maximum.reduce([
         card_thresholds(row_labels[:seen][considered], predicted[considered],
                         reads[considered], MIN_CORNER_THRESHOLD)
-        for reads in (confidence, aligned)] + [_copies_thresholds(
-            row_labels[chosen], chosen < seen, chosen_best, chosen_read, chosen_confidence,
-            max_distance)])
+        for reads in (confidence, aligned)])
+    by_card = _copies_thresholds(row_labels[chosen], chosen < seen, chosen_best, chosen_read,
+                                 chosen_confidence, max_distance, guarded)
     deck_threshold = float(by_card.max())  # the strictest card's
     own = {label: float(by_card[label]) for label in np.unique(row_labels).tolist()
            if by_card[label] < deck_threshold}
@@ -689,22 +689,33 @@ def _calibration_rows(seen: int) -> np.ndarray:
 
 def _copies_thresholds(labels: np.ndarray, own: np.ndarray, d_best: np.ndarray,
                        predicted: np.ndarray, confidence: np.ndarray,
-                       max_distance: float) -> np.ndarray:
-    """Each card's least corner confidence (52 values) at which the held-out reads of the
-    enrolment corners *and of their jittered copies* (:func:`jittered_corners`: a corner
-    rectified a little off, as a card completed from part of it is) that look like the deck
-    are :data:`vision.model.TARGET_PRECISION` right, all cards together; and above the
-    photos' own wrong reads with a margin, per card (:func:`card_thresholds`). That is
-    :func:`vision.model.calibrated_threshold`, its floor over the photos' wrong reads set
-    per card. The photos' own corners, well found and anchored, are seldom read wrong held
-    out, and set no threshold above the floor then; a copy is what a completed card looks
-    like (cardai, draw 11: a 5H cut by the frame read as 3H at 0.242 over a floor of 0.2).
-    One entry per row of :func:`_calibration_rows`: its card, whether it is a photo's own
-    corner (``own``), and its held-out read."""
+                       max_distance: float, guarded: np.ndarray) -> np.ndarray:
+    """Each card's corner threshold (52 values): ``guarded`` (each card's threshold so far),
+    raised over the wrong held-out reads of the photos' own corners with a margin, per card
+    (:func:`card_thresholds`), and then, all cards together, to the least confidence at
+    which the held-out reads of the enrolment corners *and of their jittered copies*
+    (:func:`jittered_corners`: a corner rectified a little off, as a card completed from
+    part of it is) that look like the deck and that their cards' thresholds let through are
+    :data:`vision.model.TARGET_PRECISION` right (:func:`vision.model.calibrated_threshold`).
+    Measured over the reads each card's threshold lets through, it is the precision of the
+    reads the reader will accept: over every read, the many unsure right reads under the
+    floor could make up for wrong ones just over it. The photos' own corners, well found and anchored, are seldom read
+    wrong held out; a copy is what a completed card looks like (cardai, draw 11: a 5H cut
+    by the frame read as 3H at 0.242 over a floor of 0.2). One entry per row of
+    :func:`_calibration_rows`: its card, whether it is a photo's own corner (``own``), and
+    its held-out read."""
     from vision.model import calibrated_threshold  # the model module imports this one
 
     near = d_best <= max_distance
     labels, own, predicted, confidence = (values[near] for values in (
         labels, own, predicted, confidence))
-    pooled = calibrated_threshold(labels, predicted, confidence, np.zeros_like(own))
-    return card_thresholds(labels[own], predicted[own], confidence[own], pooled)
+    per_card = np.maximum(guarded, card_thresholds(labels[own], predicted[own],
+                                                   confidence[own], 0.0))
+    through = confidence >= per_card[predicted]
+    if not through.any():
+        return per_card
+    pooled = calibrated_threshold(labels[through], predicted[through], confidence[through],
+                                  np.zeros(int(through.sum()), dtype=bool))
+    if pooled <= float(confidence[through].min()):
+        return per_card  # every read let through is accepted: nothing calls for more
+    return np.maximum(per_card, pooled)
