@@ -636,14 +636,14 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     by_card = _copies_thresholds(row_labels[chosen], chosen < seen, chosen_best, chosen_read,
                                  chosen_confidence, max_distance, guarded)
     deck_threshold = float(by_card.max())  # the strictest card's
-    own = {label: float(by_card[label]) for label in np.unique(row_labels).tolist()
-           if by_card[label] < deck_threshold}
+    relaxed = {label: float(by_card[label]) for label in np.unique(row_labels).tolist()
+               if by_card[label] < deck_threshold}
     glyphs = learn_glyph_reader(
         [views[row] for row in chosen], box,
         list(zip(chosen_read.tolist(), chosen_confidence.tolist(), strict=True)))
     return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
                         max_distance, deck_threshold, centre, projection, anchor, geometry,
-                        glyphs, own)
+                        glyphs, relaxed)
 
 
 def card_thresholds(labels: np.ndarray, predicted: np.ndarray, confidence: np.ndarray,

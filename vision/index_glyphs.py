@@ -231,6 +231,6 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     # two cards it could be (the strictest card's threshold is the reader's).
     by_card = card_thresholds(truths, named, sureness, GLYPH_MIN_THRESHOLD)
     threshold = float(by_card.max())
-    own = {label: float(by_card[label]) for label in np.unique(labels).tolist()
-           if by_card[label] < threshold}
-    return GlyphReader(vectors, labels, box, max_distance, threshold, own)
+    relaxed = {label: float(by_card[label]) for label in np.unique(labels).tolist()
+               if by_card[label] < threshold}
+    return GlyphReader(vectors, labels, box, max_distance, threshold, relaxed)
