@@ -309,9 +309,7 @@ class CornerReader:
     def threshold_for(self, label: int) -> float:
         """The confidence a read naming card ``label`` must reach: its own threshold, or the
         deck's (the strictest, :attr:`threshold`)."""
-        if self.card_thresholds is None:
-            return self.threshold
-        return self.card_thresholds.get(label, self.threshold)
+        return threshold_of(label, self.threshold, self.card_thresholds)
 
     def vector(self, view: np.ndarray) -> np.ndarray:
         """The feature vector of a rectified card's top-left index corner, as enrolled."""
@@ -635,15 +633,27 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
         for reads in (confidence, aligned)])
     by_card = _copies_thresholds(row_labels[chosen], chosen < seen, chosen_best, chosen_read,
                                  chosen_confidence, max_distance, guarded)
-    deck_threshold = float(by_card.max())  # the strictest card's
-    relaxed = {label: float(by_card[label]) for label in np.unique(row_labels).tolist()
-               if by_card[label] < deck_threshold}
+    deck_threshold, relaxed = split_thresholds(by_card, row_labels)
     glyphs = learn_glyph_reader(
         [views[row] for row in chosen], box,
         list(zip(chosen_read.tolist(), chosen_confidence.tolist(), strict=True)))
     return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
                         max_distance, deck_threshold, centre, projection, anchor, geometry,
                         glyphs, relaxed)
+
+
+def split_thresholds(by_card: np.ndarray, labels: np.ndarray) -> tuple[float, dict[int, float]]:
+    """A reader's thresholds as kept: the strictest card's (``by_card``, 52 values), and
+    the cards among ``labels`` (the reader's rows) that need less, with what they need."""
+    strictest = float(by_card.max())
+    return strictest, {label: float(by_card[label]) for label in np.unique(labels).tolist()
+                       if by_card[label] < strictest}
+
+
+def threshold_of(label: int, strictest: float, relaxed: dict[int, float] | None) -> float:
+    """What a read naming card ``label`` must reach: its own threshold in ``relaxed`` (the
+    cards that need less, :func:`split_thresholds`), else ``strictest``."""
+    return strictest if relaxed is None else relaxed.get(label, strictest)
 
 
 def card_thresholds(labels: np.ndarray, predicted: np.ndarray, confidence: np.ndarray,

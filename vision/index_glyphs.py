@@ -39,6 +39,8 @@ from vision.index_corner import (
     corner_glyphs,
     nearest_with_margin,
     pair_distances,
+    split_thresholds,
+    threshold_of,
 )
 from vision.roi import first_glyph, suit_under
 
@@ -146,9 +148,7 @@ class GlyphReader:
 
     def threshold_for(self, label: int) -> float:
         """The confidence a glyph read naming card ``label`` must reach."""
-        if self.card_thresholds is None:
-            return self.threshold
-        return self.card_thresholds.get(label, self.threshold)
+        return threshold_of(label, self.threshold, self.card_thresholds)
 
     def read(self, view: np.ndarray) -> GlyphRead | None:
         """The index at the top-left of a rectified card, by its glyphs; None when none is
@@ -229,8 +229,6 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
         *wrong_together, strict=True)) if wrong_together else (np.zeros(0, int),) * 3
     # Per card, as the corner reader's: a read is guarded against the wrong reads of the
     # two cards it could be (the strictest card's threshold is the reader's).
-    by_card = card_thresholds(truths, named, sureness, GLYPH_MIN_THRESHOLD)
-    threshold = float(by_card.max())
-    relaxed = {label: float(by_card[label]) for label in np.unique(labels).tolist()
-               if by_card[label] < threshold}
+    threshold, relaxed = split_thresholds(
+        card_thresholds(truths, named, sureness, GLYPH_MIN_THRESHOLD), labels)
     return GlyphReader(vectors, labels, box, max_distance, threshold, relaxed)
