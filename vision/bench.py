@@ -24,10 +24,11 @@ import numpy as np
 from shoe_controller.cards import Card
 from shoe_controller.errors import CardCodeError
 from vision.capture import read_image
-from vision.detect import detect, rectify, survey
+from vision.detect import detect, survey
 from vision.in_part import find_in_part
 from vision.index_corner import Partly, learn_corners
 from vision.model import DeckModel, VisionModelError, card_index, enroll
+from vision.quad import rectify
 from vision.recognise import Recogniser
 from vision.roi import Roi, crop
 

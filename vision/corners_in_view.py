@@ -19,7 +19,7 @@ the card's straight sides still show, and so do the corners between them:
   (:func:`vision.partial.from_two_corners`: the card reaches at least as far as its sides
   show).
 
-The sides that fix the card must border one table (:func:`vision.detect.one_table`: a
+The sides that fix the card must border one table (:func:`vision.table_sides.one_table`: a
 hand's straight edge across the paper is a clean step onto paper too, with skin beyond it).
 The completed card must hold the whole blob (paper beyond it means another card or a
 wrong completion) and be of the deck's size. It is read only at an index corner that is a
@@ -36,17 +36,9 @@ from itertools import pairwise
 import cv2
 import numpy as np
 
+from vision.card_edges import EDGE_SAMPLES, beyond_side
 from vision.corner import Box
-from vision.detect import (
-    EDGE_SAMPLES,
-    WorkFrame,
-    beyond_side,
-    card_shaped,
-    clockwise,
-    one_table,
-    opened_blobs,
-    work_frame,
-)
+from vision.detect import WorkFrame, opened_blobs, work_frame
 from vision.partial import (
     ASPECT_TOLERANCE,
     PARTIAL_MIN_AREA,
@@ -61,6 +53,8 @@ from vision.partial import (
     same_card,
     usable_corners,
 )
+from vision.quad import card_shaped, clockwise
+from vision.table_sides import one_table
 
 OUTLINE_TOLERANCE = 1.5
 """Work pixels: how far the straight stretches of a blob's outline may stray from it."""
@@ -94,7 +88,7 @@ class _Side:
     """One or more stretches of the outline measured as a card's side: where they begin on
     the outline (``vertex``), their measured line (``point``, unit ``direction``), their
     ends (frame pixels), where the last of them begins (``last``) and the colours just
-    beyond them (:func:`vision.detect.beyond_side`)."""
+    beyond them (:func:`vision.card_edges.beyond_side`)."""
 
     vertex: int
     point: np.ndarray

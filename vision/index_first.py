@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import cv2
 import numpy as np
 
-from vision.detect import CARD_CORNERS, CARD_SIZE, edges_on_frame, rectify
+from vision.card_edges import edges_on_frame
+from vision.quad import CARD_CORNERS, CARD_SIZE, rectify
 
 if TYPE_CHECKING:
     from vision.index_corner import CornerRead, CornerReader, IndexGeometry
@@ -202,14 +203,14 @@ def find_by_index(frame: np.ndarray, reader: CornerReader) -> FoundByIndex | Non
 
 def _placed_quad(matrix: np.ndarray) -> np.ndarray:
     """The corners in the frame of the card an index placed (``matrix``:
-    :func:`placements`), as :func:`vision.detect.rectify` takes them."""
+    :func:`placements`), as :func:`vision.quad.rectify` takes them."""
     return (CARD_CORNERS @ matrix[:, :2].T + matrix[:, 2]).astype(np.float32)
 
 
 def placed_by_edges(frame: np.ndarray, matrix: np.ndarray) -> np.ndarray | None:
-    """The corners (frame pixels, as :func:`vision.detect.rectify` takes them, the index
+    """The corners (frame pixels, as :func:`vision.quad.rectify` takes them, the index
     corner first) of the card an index placed (``matrix``: :func:`placements`), once its
-    sides are measured on the frame (:func:`vision.detect.edges_on_frame`), as a card found
+    sides are measured on the frame (:func:`vision.card_edges.edges_on_frame`), as a card found
     by its outline is; None unless the two sides that meet at its index corner were (a hand
     or the frame's edge over them, or no paper where the placement put the card)."""
     corners, _, _, measured = edges_on_frame(frame, _placed_quad(matrix))

@@ -15,7 +15,7 @@ Where the frame's edge cuts a card, what shows fixes the rest:
   both do (a long side in view, little of the short ones), the card is not completed.
 
 Each visible side is measured on the frame the way a whole card's are
-(:func:`vision.detect.edge_steps`), only where the profiles lie inside the frame, and must
+(:func:`vision.card_edges.edge_steps`), only where the profiles lie inside the frame, and must
 show a clean step from table to paper along most of that length (a hand's edge does not).
 A card a hand borders, or the frame cuts (a corner beyond it, or the frame's edge for one
 side), found with its sides measured on the frame (:class:`vision.detect.CardInPart`), is
@@ -34,26 +34,18 @@ from itertools import pairwise
 import cv2
 import numpy as np
 
+from vision.card_edges import EDGE_MIN_CLEAR, EDGE_REACH, EDGE_SAMPLES, edge_steps, fit_edge
 from vision.corner import Box
 from vision.detect import (
-    CARD_CORNERS,
-    CARD_SIZE,
-    EDGE_MIN_CLEAR,
-    EDGE_REACH,
-    EDGE_SAMPLES,
     ON_FRAME_EDGE,
     WORK_WIDTH,
     CardInPart,
     WorkFrame,
-    card_shaped,
-    clockwise,
-    edge_steps,
-    fit_edge,
-    following,
     opened_blobs,
     paper_mask,
     work_frame,
 )
+from vision.quad import CARD_CORNERS, CARD_SIZE, card_shaped, clockwise, following
 
 INDEX_CORNERS = (0, 2)  # a card's index corners, in the rectified card's corner order
 FRAME_MARGIN = 2.0  # frame pixels: a usable index box keeps this clear of the frame's edge

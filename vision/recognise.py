@@ -35,16 +35,7 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.detect import (
-    CardInPart,
-    Detection,
-    WorkFrame,
-    detect,
-    in_view,
-    rectify,
-    survey,
-    work_frame,
-)
+from vision.detect import CardInPart, Detection, WorkFrame, detect, survey, work_frame
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader, turned
 from vision.index_first import SECONDED_SHARE, find_by_index
@@ -52,6 +43,7 @@ from vision.index_glyphs import SECOND_READ_FLOOR
 from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
+from vision.quad import in_view, rectify
 
 CONTRARY_SURETY = 0.5
 """An index found alone is not taken over a card its outline's read named otherwise at half
@@ -386,7 +378,7 @@ class Recogniser:
 
     def _read_pips_in_view(self, card: np.ndarray, view: np.ndarray, unsure: Recognition,
                            start: float) -> Recognition | None:
-        """A rectified ``card`` the frame cuts (``view``: :func:`vision.detect.in_view`),
+        """A rectified ``card`` the frame cuts (``view``: :func:`vision.quad.in_view`),
         whose index read ``unsure`` hesitated between two number cards, by its pips in view
         (:meth:`vision.pips.PipReader.read_in_view`): taken when they match one of the two,
         surely not the other, and no card of another rank. A court card named, or a deck

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from shoe_controller.cards import Card, Suit
-from vision.detect import CARD_SIZE
+from vision.quad import CARD_SIZE
 
 WIDTH, HEIGHT = CARD_SIZE
 RANK_AT = (8, 12, 34, 44)  # x0, y0, x1, y1 of the space for the rank (stacked index)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.detect import CARD_SIZE
 from vision.index_corner import IndexGeometry, learn_geometry
 from vision.index_first import MAX_PLACEMENTS, placed_by_edges, placements
 from vision.partial import CardShape
+from vision.quad import CARD_SIZE
 
 BOX = (0.0, 0.0, 0.2, 0.3)
 RANK_AT, RANK_SIZE = (9, 14), (16, 26)  # pixels of the rectified card

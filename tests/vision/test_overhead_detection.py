@@ -16,16 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from vision.detect import (
-    CLEAR_STEP,
-    FLAT_STEP,
-    StepRule,
-    detect,
-    edge_steps,
-    find_card,
-    following,
-    preceding,
-)
+from vision.card_edges import CLEAR_STEP, FLAT_STEP, StepRule, edge_steps
+from vision.detect import detect, find_card
+from vision.quad import following, preceding
 
 CARD_W, CARD_H, RADIUS = 150.0, 210.0, 12  # a poker card's proportions (63 x 88 mm)
 FRAME = (540, 960)  # rows, columns: the overhead webcam's frame

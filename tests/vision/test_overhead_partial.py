@@ -22,16 +22,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vision.corner import features
-from vision.detect import (
-    CARD_CORNERS,
-    CARD_SIZE,
-    CardInPart,
-    _table_near_corners,
-    _table_sides,
-    find_card,
-    survey,
-    work_frame,
-)
+from vision.detect import CardInPart, find_card, survey, work_frame
 from vision.index_corner import CornerReader, IndexGeometry, corner_vector
 from vision.index_first import find_by_index
 from vision.model import DeckModel, VisionModelError, card_of
@@ -46,7 +37,9 @@ from vision.partial import (
     readable_in_part,
     usable_corners,
 )
+from vision.quad import CARD_CORNERS, CARD_SIZE
 from vision.recognise import Recogniser, Recognition
+from vision.table_sides import table_near_corners, table_sides
 
 FRAME = (540, 960)  # rows, columns
 FELT = (40, 75, 28)  # BGR: green felt in dim light
@@ -547,16 +540,16 @@ def test_table_near_a_corner_is_judged_on_the_half_of_each_side_next_to_it() -> 
     skin = np.array([120.0, 150.0, 205.0])
     beyond = np.tile(felt, (4, 24, 1))
     beyond[0, 12:] = skin
-    assert _table_near_corners(beyond, table, paper) == (True, False, True, True)
-    assert _table_sides(beyond, table, paper) == (False, True, True, True)
+    assert table_near_corners(beyond, table, paper) == (True, False, True, True)
+    assert table_sides(beyond, table, paper) == (False, True, True, True)
     stray = np.tile(felt, (4, 24, 1))
     stray[2, 3] = skin
-    assert _table_near_corners(stray, table, paper) == (True, True, True, True)
+    assert table_near_corners(stray, table, paper) == (True, True, True, True)
     stray[2, 5] = skin  # two in the first half of side 2: corner 2 has a hand by it
-    assert _table_near_corners(stray, table, paper) == (True, True, False, True)
+    assert table_near_corners(stray, table, paper) == (True, True, False, True)
     cut = np.tile(felt, (4, 24, 1))
     cut[3, 12:] = np.nan  # side 3's end half beyond the frame
-    assert _table_near_corners(cut, table, paper) == (False, True, True, True)
+    assert table_near_corners(cut, table, paper) == (False, True, True, True)
 
 
 def test_a_card_two_hands_border_has_no_side_to_complete_it_from() -> None:
@@ -573,11 +566,11 @@ def test_paper_beyond_a_side_is_not_the_table_even_where_the_table_is_dim() -> N
     felt_near = np.array([55.0, 85.0, 37.0])  # the felt beside the card, lit
     beyond = np.tile(felt_near, (4, 24, 1))
     beyond[0] = (92.0, 98.0, 92.0)  # shaded paper beyond side 0
-    assert _table_sides(beyond, table, paper) == (False, True, True, True)
+    assert table_sides(beyond, table, paper) == (False, True, True, True)
     # On a white table (the paper's hue) the paper test says nothing: only the hue does.
     white = np.array([180.0, 182.0, 181.0])
     light = np.tile(white, (4, 24, 1))
-    assert _table_sides(light, white, paper) == (True, True, True, True)
+    assert table_sides(light, white, paper) == (True, True, True, True)
 
 
 def _index_face(mark: str) -> np.ndarray:

@@ -302,9 +302,10 @@ def test_the_pips_of_every_card_found_say_its_rank_or_nothing(
     read; 225 cards found in part, whose pips in view matched their own card in 36 and
     ruled it out in none."""
     from vision.bench import draw_enrolment
-    from vision.detect import in_view, rectify, survey, work_frame
+    from vision.detect import survey, work_frame
     from vision.in_part import find_in_part
     from vision.model import card_index, card_of
+    from vision.quad import in_view, rectify
 
     cv2.setNumThreads(1)
     model = held_2024.model

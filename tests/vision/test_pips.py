@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_controller.cards import Card
-from vision.detect import CARD_SIZE
 from vision.model import VisionModelError, card_index, card_of
 from vision.pips import MAX_TOLERANCE, PipReader, learn_pips, pip_marks
+from vision.quad import CARD_SIZE
 from vision.recognise import Recogniser, Recognition
 
 LEFT, MIDDLE, RIGHT = 0.3, 0.5, 0.7
