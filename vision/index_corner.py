@@ -16,7 +16,7 @@ corners and copies are kept projected onto their principal directions
 card's do: each corner read against the other photos' corners and their copies (never its
 own photo's), the nearest distance's 99th percentile x 1.5 is how far a corner may be and
 still be this deck, and the threshold lies above the confidence of every wrong held-out read
-(:func:`vision.model.held_out_limits`), of those reads shifted (:data:`ALIGN_SHIFTS`), and
+(:func:`vision.calibration.held_out_limits`), of those reads shifted (:data:`ALIGN_SHIFTS`), and
 of enough held-out reads of the copies (:func:`_copies_thresholds`), never under
 :data:`MIN_CORNER_THRESHOLD`. That is the deck's threshold, its strictest card's: a card
 that took part in no wrong held-out read (neither read as another, nor another read as it)
@@ -33,6 +33,12 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from vision.calibration import (
+    THRESHOLD_FACTOR,
+    THRESHOLD_SLACK,
+    calibrated_threshold,
+    held_out_limits,
+)
 from vision.corner import (
     LAYOUTS,
     WHOLE,
@@ -560,7 +566,6 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     out (no other photo to read it against). None when the whole cards do not tell the
     camera's card shape (:func:`vision.partial.learn_shape`)."""
     from vision.index_glyphs import learn_glyph_reader  # (it imports this module)
-    from vision.model import held_out_limits  # the model module imports this one
 
     shape = learn_shape(quads)
     if shape is None:
@@ -661,7 +666,7 @@ def card_thresholds(labels: np.ndarray, predicted: np.ndarray, confidence: np.nd
     """Each card's threshold (52 values) from the held-out reads of the enrolment corners
     that look like the deck (``labels`` their cards, ``predicted`` and ``confidence`` their
     reads): over the most confident wrong read that names the card or is of it, with the
-    outline decks' margin (:func:`vision.model.held_out_limits`), never under ``floor``.
+    outline decks' margin (:func:`vision.calibration.held_out_limits`), never under ``floor``.
 
     One threshold for the whole deck, over its single most confident wrong read, guards
     every card against the one pair of cards that is hardest to tell apart: on a simulated
@@ -669,7 +674,6 @@ def card_thresholds(labels: np.ndarray, predicted: np.ndarray, confidence: np.nd
     deck's threshold to 0.67, and a third of its frames, right reads of other cards, were
     declined. A wrong read is guarded against where it can happen: a read that names either
     card of the pair. Its strictest card's threshold is the deck's."""
-    from vision.model import THRESHOLD_FACTOR, THRESHOLD_SLACK  # (it imports this module)
 
     thresholds = np.full(52, floor, dtype=np.float64)
     wrong = predicted != labels
@@ -706,15 +710,15 @@ def _copies_thresholds(labels: np.ndarray, own: np.ndarray, d_best: np.ndarray,
     which the held-out reads of the enrolment corners *and of their jittered copies*
     (:func:`jittered_corners`: a corner rectified a little off, as a card completed from
     part of it is) that look like the deck and that their cards' thresholds let through are
-    :data:`vision.model.TARGET_PRECISION` right (:func:`vision.model.calibrated_threshold`).
-    Measured over the reads each card's threshold lets through, it is the precision of the
-    reads the reader will accept: over every read, the many unsure right reads under the
-    floor could make up for wrong ones just over it. The photos' own corners, well found and anchored, are seldom read
-    wrong held out; a copy is what a completed card looks like (cardai, draw 11: a 5H cut
+    :data:`vision.calibration.TARGET_PRECISION` right
+    (:func:`vision.calibration.calibrated_threshold`). Measured over the reads each card's
+    threshold lets through, it is the precision of the reads the reader will accept: over
+    every read, the many unsure right reads under the floor could make up for wrong ones
+    just over it. The photos' own corners, well found and anchored, are seldom read wrong
+    held out; a copy is what a completed card looks like (cardai, draw 11: a 5H cut
     by the frame read as 3H at 0.242 over a floor of 0.2). One entry per row of
     :func:`_calibration_rows`: its card, whether it is a photo's own corner (``own``), and
     its held-out read."""
-    from vision.model import calibrated_threshold  # the model module imports this one
 
     near = d_best <= max_distance
     labels, own, predicted, confidence = (values[near] for values in (

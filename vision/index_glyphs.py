@@ -17,7 +17,7 @@ agreeing at 0.179 and 0.246).
 
 It is read by nearest neighbour against the enrolment corners and a few of their jittered
 copies, its distance limit set from held-out reads as the corner reader's is
-(:func:`vision.model.held_out_limits`). It decides nothing alone: a corner read under the
+(:func:`vision.calibration.held_out_limits`). It decides nothing alone: a corner read under the
 corner threshold (though over :data:`SECOND_READ_FLOOR`) is taken when this read names the
 same card surely (:meth:`vision.recognise.Recogniser._read_index`), two reads of the same
 glyphs by unlike features; its threshold is set for that use (:func:`learn_glyph_reader`).
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.calibration import held_out_limits
 from vision.corner import Box, white_balanced
 from vision.index_corner import (
     card_thresholds,
@@ -184,7 +185,7 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     reader gave it, read without its photo). None when fewer than two cards show glyphs, or
     no held-out glyph read is right.
 
-    Its distance limit is set as the corner reader's is (:func:`vision.model.held_out_limits`:
+    Its distance limit is set as the corner reader's is (:func:`vision.calibration.held_out_limits`:
     each row read against the other photos' rows, never its own photo's). Its threshold is
     set for what it is used for, bearing out a corner read (:data:`SECOND_READ_FLOOR` or
     surer): it stands above every held-out glyph read that named the same wrong card as the
@@ -195,7 +196,6 @@ def learn_glyph_reader(views: Sequence[tuple[np.ndarray, int, int]], box: Box,
     out wrong (a court card's frame taken for its rank), and then as sure as a right read:
     its own held-out limit stood over nearly every read (cardai, draw 2024, before only an
     index with its suit under the rank was read: 0.78)."""
-    from vision.model import held_out_limits
 
     found = [(vector, photo, label, corner) for vector, (_, photo, label), corner
              in zip((glyph_vector(view, box) for view, _, _ in views), views, corner_reads,

@@ -7,8 +7,8 @@ deck by :func:`vision.glyphs.locate_index`, or :data:`vision.corner.INDEX_SPLITS
 every enrolment frame against the *others* (leave one frame out) with a nearest-neighbour
 classifier, and keeps the one under which most of them would be accepted and right (on a tie:
 a split, located boxes first; then a layout with an index box over the whole card alone; then
-the widest margin). The same held-out reads set the deck's
-two limits:
+the widest margin). The same held-out reads set the deck's two limits
+(:mod:`vision.calibration`):
 
 - ``max_distance``: how far from every enrolled card a frame may be and still be this deck
   (a different deck design, a card back, a hand over the card are further away);
@@ -40,13 +40,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shoe_controller.cards import Card, Suit
 from shoe_controller.errors import ShoeError
+from vision.calibration import (
+    ROI_MIN_THRESHOLD,
+    calibrated_threshold,
+    deck_limit,
+    held_out_limits,
+)
 from vision.corner import (
     INDEX_SPLITS,
     LAYOUTS,
@@ -105,18 +110,8 @@ MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
 (2C or 2S) has a smaller relative margin than without: its floor is higher (a 2C read as 2S
 at 0.15 was seen on a small, blurred bellot card whose held-out reads were all right)."""
-DISTANCE_SLACK = 1.5
-DECK_QUANTILE = 0.999
-"""A region deck's two limits (index shape, camera view) each let through this share of the
-deck's own photos, estimated from the held-out distances of the enrolment photos with a
-log-normal fit (:func:`deck_limit`): the same 1 in 1000 as the precision target."""
-DISTANCE_FLOOR = 0.01
-"""Held-out distances are taken as at least this before their logarithm: a burst of
-near-identical photos would otherwise stretch the fit downwards without end."""
 LOCATED = "located"
 """The split name of rank and suit boxes located on the deck itself (vision.glyphs)."""
-THRESHOLD_SLACK = 0.05
-THRESHOLD_FACTOR = 1.3  # held-out reads use one frame fewer per card: stay well above
 DECK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -729,10 +724,10 @@ def _fit(name: str, layout: str, vectors: np.ndarray, labels: np.ndarray,
 
 
 ROI_SEED = 16
+"""Seeds the jittered copies of enrolment regions: the same frames enrol the same model."""
 LINEAR_TARGET = 3.0
 """The score a region deck's classifier is taught for a photo's card: 1 for the card, 1 for
 its rank, 1 for its suit."""
-"""Seeds the jittered copies of enrolment regions: the same frames enrol the same model."""
 
 
 def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
@@ -810,58 +805,6 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
                      scene_vectors=scenes, deck_limits=deck_limits)
 
 
-def deck_limit(held_out: np.ndarray, quantile: float = DECK_QUANTILE) -> float:
-    """The distance under which ``quantile`` of the deck's photos fall, from the held-out
-    nearest distances of its enrolment photos: a log-normal fit (distances are positive
-    and skewed to the far side). The old rule, 1.2 x their 99th percentile, rested on the
-    two or three farthest of 260 and declined the deck's own photos where the card stopped
-    somewhere no enrolment photo showed (pp2021: 3 of 535 on draw 2024)."""
-    logs = np.log(np.maximum(held_out[np.isfinite(held_out)], DISTANCE_FLOOR))
-    return float(np.exp(logs.mean() + NormalDist().inv_cdf(quantile) * logs.std()))
-
-
-ROI_MIN_THRESHOLD = 0.05
-"""A region deck's least threshold: a near tie between two cards is never taken."""
-TARGET_PRECISION = 0.999
-"""The precision of accepted reads a region deck's threshold is set for (issue 16)."""
-
-
-def calibrated_threshold(labels: np.ndarray, predicted: np.ndarray, confidence: np.ndarray,
-                         original: np.ndarray) -> float:
-    """A region deck's threshold from its held-out reads (each read by a classifier learnt
-    without that photo or its copies): the enrolment photos (``original``) and their
-    jittered copies, which stand for the worse photos the camera will take (another light,
-    blur, a card stopped elsewhere). It is the least confidence at which
-
-    - no held-out read of an enrolment photo itself is wrong (those are the camera's real
-      photos: one wrong is one too many), with the outline decks' margin over the worst of
-      them (x :data:`THRESHOLD_FACTOR` + :data:`THRESHOLD_SLACK`) when there is one, and
-    - the accepted held-out reads, photos and copies together, are at least
-      :data:`TARGET_PRECISION` right (seventeen times the reads of the photos alone, so a
-      wrong read's tail is measured rather than guessed from the one or two worst);
-
-    and never under :data:`ROI_MIN_THRESHOLD`. Where no photo's held-out read is wrong
-    (pp2021), this declines nothing that the held-out evidence does not call doubtful.
-    Where some are (ece395: a card's other photo is in another light), the worst of a few
-    such reads is a low estimate of how sure a wrong read can be: ece395's third draw
-    (seed 11) read 3C as 2C above the worst wrong held-out read, hence the margin."""
-    wrong = predicted != labels
-    floor = max(ROI_MIN_THRESHOLD, THRESHOLD_FACTOR * float(
-        confidence[original & wrong].max()) + THRESHOLD_SLACK
-        if (original & wrong).any() else 0.0)
-    order = np.argsort(-confidence)
-    # The reads accepted at the k-th highest confidence are the first k in that order; the
-    # threshold is the lowest confidence whose accepted reads meet the target.
-    precise = np.cumsum(wrong[order]) <= (1 - TARGET_PRECISION) * np.arange(1, len(order) + 1)
-    # A threshold accepts every read of equal confidence: only the last of a tie may end.
-    ordered = confidence[order]
-    precise &= np.append(ordered[1:] < ordered[:-1], True)
-    if not precise.any():
-        return float(np.nextafter(max(floor, float(confidence.max())), 2.0))  # none taken
-    calibrated = float(confidence[order[int(np.flatnonzero(precise)[-1])]])
-    return max(floor, calibrated)
-
-
 def _linear_read(scores: np.ndarray, enrolled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The card and the confidence of rows of linear scores (cards never enrolled score
     nothing): the margin of the best score over the next, as a share of a perfect score
@@ -877,32 +820,3 @@ def _linear_read(scores: np.ndarray, enrolled: np.ndarray) -> tuple[np.ndarray, 
     return order[:, 0], np.where(np.isfinite(second), confidence, 0.0)
 
 
-def held_out_limits(labels: np.ndarray, d_best: np.ndarray, predicted: np.ndarray,
-                    confidence: np.ndarray, floor: float, slack: float = DISTANCE_SLACK
-                    ) -> tuple[float, float, dict[str, float]]:
-    """``max_distance``, ``threshold`` and the enrolment figures from held-out
-    nearest-neighbour reads (``d_best`` the nearest distance, ``predicted`` the card read,
-    ``confidence`` its relative margin): a whole card's, a region's and an index corner's
-    (:mod:`vision.index_corner`) limits are all set so."""
-    right = predicted == labels
-    # A frame whose card was badly found is far from everything: the 99th percentile keeps
-    # it from widening the deck, and wrong reads it would decline anyway set no threshold.
-    max_distance = (slack * float(np.percentile(d_best[right], 99))
-                    if right.any() else 0.0)
-    considered = ~right & (d_best <= max_distance)
-    wrong_conf = float(confidence[considered].max()) if considered.any() else 0.0
-    threshold = max(floor, THRESHOLD_FACTOR * wrong_conf + THRESHOLD_SLACK)
-    accepted = (confidence >= threshold) & (d_best <= max_distance)
-    enrolment = {
-        "frames": float(len(labels)),
-        "cards": float(len(set(labels.tolist()))),
-        "held_out_accuracy": float(right.mean()),
-        "held_out_accepted_right": float((accepted & right).mean()),
-        "held_out_accepted_wrong": float((accepted & ~right).sum()),
-        "median_confidence": float(np.median(confidence[right])) if right.any() else 0.0,
-        # How far the least sure right reads clear the threshold: the reads that would be
-        # declined first when a frame is a little worse than any enrolled.
-        "low_confidence_margin": (float(np.percentile(confidence[right], 2)) / threshold
-                                  if right.any() else 0.0),
-    }
-    return max_distance, threshold, enrolment

@@ -1,4 +1,4 @@
-"""A fixed camera's deck limits (vision.model.deck_limit, vision.roi.scene_features): is a
+"""A fixed camera's deck limits (vision.calibration.deck_limit, vision.roi.scene_features): is a
 frame this deck under this camera at all?
 
 References are independent of the code: the quantile of a log-normal distribution from its
@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.model import DECK_QUANTILE, DeckModel, VisionModelError, deck_limit
+from vision.calibration import DECK_QUANTILE, deck_limit
+from vision.model import DeckModel, VisionModelError
 from vision.roi import scene_features
 
 

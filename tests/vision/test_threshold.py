@@ -1,5 +1,5 @@
 """The decline threshold of a fixed-camera deck, calibrated on held-out enrolment reads
-(:func:`vision.model.calibrated_threshold`): hand-computed cases, and the two promises it
+(:func:`vision.calibration.calibrated_threshold`): hand-computed cases, and the two promises it
 makes stated as invariants for hypothesis to break: the held-out reads it accepts are at
 least 99.9 % right, and no held-out read of an enrolment photo itself is accepted wrong.
 Then an index corner reader's thresholds per card (:func:`vision.index_corner.card_thresholds`),
@@ -11,13 +11,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.index_corner import _copies_thresholds, card_thresholds
-from vision.model import (
+from vision.calibration import (
     ROI_MIN_THRESHOLD,
     THRESHOLD_FACTOR,
     THRESHOLD_SLACK,
     calibrated_threshold,
 )
+from vision.index_corner import _copies_thresholds, card_thresholds
 
 
 def reads(confidences: list[float], wrong: list[bool], original: list[bool] | None = None
@@ -113,7 +113,7 @@ def test_no_wrong_read_passes_its_cards_threshold_and_the_strictest_is_the_deck_
         rows, floor) -> None:  # type: ignore[no-untyped-def]
     """The promises: no held-out wrong read would be taken (the card it names and the card
     it was both need more than its confidence), and the strictest card needs what one
-    threshold for the deck needs (:func:`vision.model.held_out_limits`' rule)."""
+    threshold for the deck needs (:func:`vision.calibration.held_out_limits`' rule)."""
     labels, predicted, confidence = (np.array(column) for column in zip(*rows, strict=True))
     thresholds = card_thresholds(labels, predicted, confidence, floor)
     wrong = predicted != labels
