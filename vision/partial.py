@@ -404,6 +404,8 @@ def _visible_polygons(contour: np.ndarray, blob: float, size: tuple[int, ...]
     border = outline[_on_edge(outline, width, height, ON_FRAME_EDGE)]  # where the frame cuts it
     polygons = []
     for sides in (4, 5, 6):
+        if len(hull) < sides:
+            break  # (a paper tip in a corner of the frame: OpenCV fits no more sides)
         polygon = cv2.approxPolyN(hull.astype(np.float32), sides, epsilon_percentage=-1.0,
                                   ensure_convex=True)
         polygon = polygon.reshape(-1, 2)

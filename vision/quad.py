@@ -106,7 +106,10 @@ def intersections(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | No
 def four_corners(hull: np.ndarray) -> np.ndarray | None:
     """The four-sided polygon around the hull that adds the least area (cv2.approxPolyN):
     its sides lie along the card's straight edges, so a corner cut off in the mask (an index
-    glyph against a dark border) does not pull the quad inwards."""
+    glyph against a dark border) does not pull the quad inwards. None for a hull of fewer
+    than four corners (a triangle of paper: OpenCV fits it no quad)."""
+    if len(hull.reshape(-1, 2)) < 4:
+        return None
     quad = cv2.approxPolyN(hull.astype(np.float32), 4, epsilon_percentage=-1.0,
                            ensure_convex=True)
     if quad is None or len(quad.reshape(-1, 2)) != 4:
