@@ -159,7 +159,9 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     table's colour (estimated on the frame's border: right on an evenly lit table of any
     colour, wrong where a vignette or a lamp makes the border unlike the table under the
     card), and *paper*, the bright and colourless (:func:`paper_mask`: right on felt of any
-    colour and under uneven light, wrong on a white table). Each card-shaped blob of either
+    colour and under uneven light, wrong on a white table; where neither finds a whole card
+    and the light tints the frame's white, the paper is looked for again as colourless as
+    that white, :func:`tint`). Each card-shaped blob of either
     is refined to the paper's edges on the frame, and the candidate whose four edges show
     most clearly as steps from table to paper is the card (:func:`edges_on_frame`): the
     lit felt of a vignette or a hand has no such edges. What may be only part of a card is
@@ -200,17 +202,28 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
                    ] | None = None
     height, width = blurred.shape[:2]
     light = paper_over_light(score)  # None on a dark table (felt, wood)
-    # The masks' own candidates first; only when none of them is a card or a card in part,
-    # on a pale table, the paper against the table's own light (:func:`_flat_outlines`),
-    # whose faint edges are measured with a faint but sharp step (:data:`FLAT_STEP`).
-    for against_light, rule in ((False, CLEAR_STEP), (True, FLAT_STEP)):
+    # The masks' own candidates first. Only when none of them is a whole card, where the
+    # light tints the frame's white, the paper as colourless as that white (:func:`tint`).
+    # Only when none of those is a card or a card in part, on a pale table, the paper
+    # against the table's own light (:func:`_flat_outlines`), whose faint edges are
+    # measured with a faint but sharp step (:data:`FLAT_STEP`).
+    measured: list[np.ndarray] = []
+    for search, rule in (("masks", CLEAR_STEP), ("tinted", CLEAR_STEP),
+                         ("against light", FLAT_STEP)):
         candidates: Sequence[tuple[np.ndarray, np.ndarray] | None] = outlines
+        against_light = search == "against light"
+        if search == "tinted":
+            gains = None if loose or (best is not None and best[0] >= MIN_EDGE_SUPPORT) \
+                else tint(blurred)
+            if gains is None:
+                continue
+            candidates = _paper_outlines(paper_mask(blurred, gains))
         if against_light:
             supported = [one[0] for one in (best, in_part) if one is not None]
             if loose or light is None or max(supported, default=0.0) >= MIN_EDGE_SUPPORT:
                 break
             candidates = _flat_outlines(light)
-        measured: list[np.ndarray] = []  # (again in the second: measured another way)
+            measured = []  # (measured again, another way)
         for found in candidates:
             if found is None or any(same_quad(found[0], quad) for quad in measured):
                 continue  # the same card found by both masks is measured once
@@ -384,16 +397,56 @@ def _pieces_outline(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return quad, np.concatenate(pieces).reshape(-1, 2).astype(np.float32)
 
 
-def paper_mask(blurred: np.ndarray) -> np.ndarray:
+def paper_mask(blurred: np.ndarray, gains: tuple[float, float, float] | None = None
+               ) -> np.ndarray:
     """How much a pixel looks like the card's paper: bright in its *darkest* channel and
     colourless, ``min - 2 x (max - min)`` of B, G, R (uint8). Felt of any colour is dark in at
     least one channel, skin and wood in blue, and a vignette or a lamp off to one side
-    scales the paper and the table alike, so the paper stays above the table it lies on."""
+    scales the paper and the table alike, so the paper stays above the table it lies on.
+    ``gains`` (B, G, R; :func:`white_gains`): colourless as the frame's white is, not
+    as grey is (under warm light the paper is orange to the camera)."""
     blue, green, red = cv2.split(blurred)  # (OpenCV: numpy's min over 3 channels is slow)
+    if gains is not None:
+        blue, green, red = (cv2.multiply(channel, gain)
+                            for channel, gain in zip((blue, green, red), gains, strict=True))
     low = cv2.min(cv2.min(blue, green), red)
     high = cv2.max(cv2.max(blue, green), red)
     score: np.ndarray = cv2.addWeighted(low, 3.0, high, -2.0, 0.0)  # saturated to 0..255
     return score
+
+
+WHITE_SHARE = 0.005
+"""The brightest share of the frame whose colour is taken for white (:func:`white_gains`):
+a card covers a few per cent of the frame or more."""
+MAX_WHITE_GAIN = 2.0  # tungsten light on a webcam that does not correct it: blue x 1.7
+TINTED = 1.15  # a frame's white this far from grey in some channel: its paper is tinted
+
+
+def white_gains(blurred: np.ndarray) -> tuple[float, float, float]:
+    """The gains (B, G, R) that make the frame's white colourless: the mean colour of the
+    frame's :data:`WHITE_SHARE` brightest in their *darkest* channel, each channel brought
+    to its brightest (at most x :data:`MAX_WHITE_GAIN`). Those are the card's paper where a
+    card lies in view (skin and felt are dark in some channel, however lit); the camera's
+    white balance may have left it tinted (warm light: blue under red by a quarter or
+    more), and tinted paper is not colourless."""
+    blue, green, red = cv2.split(blurred)
+    low = cv2.min(cv2.min(blue, green), red)
+    histogram = cv2.calcHist([low], [0], None, [256], [0, 256]).ravel()
+    from_top = np.cumsum(histogram[::-1])
+    level = 255 - int(np.searchsorted(from_top, WHITE_SHARE * low.size))
+    white = np.array(cv2.mean(blurred, (low >= level).astype(np.uint8))[:3])
+    gains = np.minimum(MAX_WHITE_GAIN, white.max() / np.maximum(white, 1.0))
+    return float(gains[0]), float(gains[1]), float(gains[2])
+
+
+def tint(blurred: np.ndarray) -> tuple[float, float, float] | None:
+    """The frame's :func:`white_gains` when its white is tinted (a gain of :data:`TINTED`
+    or more), else None: a paper white to within what the paper mask takes for colourless
+    is looked for as it is (corrected anyway, a frame whose paper and felt share a faint
+    tint, the felt's light reflected, loses colour from the felt too: of the 248 cards
+    found whole in every second cardai photo, 8 were lost)."""
+    gains = white_gains(blurred)
+    return gains if max(gains) >= TINTED else None
 
 
 def _paper_outlines(score: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:

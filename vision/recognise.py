@@ -21,8 +21,10 @@ rank glyph with its suit under it, of the deck's size), read under the corner re
 limits; never over a decline where the frame disagrees with itself (the card and its index,
 or an index beside a hand read from both sides, naming different cards) or a card of another
 size, and not taken where the card found by its outline was read, at half its threshold or
-more, as another card (:data:`CONTRARY_SURETY`). A deck that lacks cards of its enrolment folder declines every card of their ranks and
-suits (:attr:`vision.model.DeckModel.missing`).
+more, as another card (:data:`CONTRARY_SURETY`). An index read (at a corner, or found
+alone) whose ink is plainly of the other colour than the card it names is declined
+(:mod:`vision.ink`). A deck that lacks cards of its enrolment folder declines every card of
+their ranks and suits (:attr:`vision.model.DeckModel.missing`).
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
+from vision.corner import Box
 from vision.detect import CardInPart, Detection, WorkFrame, detect, survey, work_frame
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader, turned
 from vision.index_first import SECONDED_SHARE, find_by_index
 from vision.index_glyphs import SECOND_READ_FLOOR
+from vision.ink import RED_SUITS, contradicts
 from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
@@ -298,8 +302,9 @@ class Recogniser:
             threshold *= SECONDED_SHARE
         elif not by_hand and self._glyphs_bear_out(corners, match, threshold, [found.card]):
             threshold = SECOND_READ_FLOOR
-        return self._decide(match, start, corners.max_distance, threshold,
-                            "index found alone ")
+        return _unless_ink_contradicts(
+            self._decide(match, start, corners.max_distance, threshold, "index found alone "),
+            [found.card], corners.box, start)
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
                     start: float, whole: Match | None = None) -> Recognition | None:
@@ -343,7 +348,9 @@ class Recogniser:
             # Unsure, yet its glyphs cut out and read alone say the same card surely: a
             # second read of the same glyphs by unlike features (:mod:`vision.index_glyphs`).
             threshold = SECOND_READ_FLOOR
-        return self._decide(match, start, corners.max_distance, threshold, "index corner ")
+        return _unless_ink_contradicts(
+            self._decide(match, start, corners.max_distance, threshold, "index corner "),
+            [turned(card, corner) for corner in usable], corners.box, start)
 
     def _pip_reader(self) -> PipReader | None:
         """The deck's pips (:mod:`vision.pips`), unless it learnt none or a threshold was
@@ -447,6 +454,19 @@ class Recogniser:
         return Recognition(None if reason else match.card, confidence, match.distance,
                            match.card, reason, time.perf_counter() - start, match.runner_up,
                            surety=confidence / threshold if threshold > 0 else 0.0)
+
+
+def _unless_ink_contradicts(read: Recognition, corners: list[np.ndarray], box: Box,
+                            start: float) -> Recognition:
+    """An index read taken, declined when the colour of its ink plainly contradicts the
+    card it names (:mod:`vision.ink`: a black TS read as TD by its shape); ``corners``: the
+    rectified card turned so each index read is at the top-left."""
+    if read.card is None or not contradicts(read.card, corners, box):
+        return read
+    ink = "black" if read.card.suit in RED_SUITS else "red"
+    return Recognition(None, 0.0, read.distance, read.card,
+                       f"the index reads as {read.card.code}, but its ink is {ink}",
+                       time.perf_counter() - start, read.runner_up)
 
 
 def _match_of(read: CornerRead) -> Match:
