@@ -159,9 +159,9 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     table's colour (estimated on the frame's border: right on an evenly lit table of any
     colour, wrong where a vignette or a lamp makes the border unlike the table under the
     card), and *paper*, the bright and colourless (:func:`paper_mask`: right on felt of any
-    colour and under uneven light, wrong on a white table; where neither finds a whole card
-    and the light tints the frame's white, the paper is looked for again as colourless as
-    that white, :func:`tint`). Each card-shaped blob of either
+    colour and under uneven light, wrong on a white table; where the light tints the
+    frame's white, the paper is looked for again as colourless as that white,
+    :func:`tint`). Each card-shaped blob of either
     is refined to the paper's edges on the frame, and the candidate whose four edges show
     most clearly as steps from table to paper is the card (:func:`edges_on_frame`): the
     lit felt of a vignette or a hand has no such edges. What may be only part of a card is
@@ -195,6 +195,13 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
     outlines = [_table_outline(blurred, loose)]
     if not loose:
         outlines += _paper_outlines(score)
+        gains = tint(blurred)
+        if gains is not None:
+            # Paper tinted by the light: found again as colourless as the frame's white.
+            # Its candidates compete with the others by how clearly their edges show (a
+            # finger under tinted light joins the untinted mask's paper, and the quad
+            # that blob gives can show edges enough to be taken, far off the card).
+            outlines += _paper_outlines(paper_mask(blurred, gains))
     best: tuple[float, np.ndarray] | None = None
     # (support, corners, what lies beyond its sides unless on one table, the side along
     # the frame's edge, which sides were measured on the frame)
@@ -202,28 +209,17 @@ def survey(frame: np.ndarray, *, loose: bool = False, work: WorkFrame | None = N
                    ] | None = None
     height, width = blurred.shape[:2]
     light = paper_over_light(score)  # None on a dark table (felt, wood)
-    # The masks' own candidates first. Only when none of them is a whole card, where the
-    # light tints the frame's white, the paper as colourless as that white (:func:`tint`).
-    # Only when none of those is a card or a card in part, on a pale table, the paper
-    # against the table's own light (:func:`_flat_outlines`), whose faint edges are
-    # measured with a faint but sharp step (:data:`FLAT_STEP`).
-    measured: list[np.ndarray] = []
-    for search, rule in (("masks", CLEAR_STEP), ("tinted", CLEAR_STEP),
-                         ("against light", FLAT_STEP)):
+    # The masks' own candidates first; only when none of them is a card or a card in part,
+    # on a pale table, the paper against the table's own light (:func:`_flat_outlines`),
+    # whose faint edges are measured with a faint but sharp step (:data:`FLAT_STEP`).
+    for against_light, rule in ((False, CLEAR_STEP), (True, FLAT_STEP)):
         candidates: Sequence[tuple[np.ndarray, np.ndarray] | None] = outlines
-        against_light = search == "against light"
-        if search == "tinted":
-            gains = None if loose or (best is not None and best[0] >= MIN_EDGE_SUPPORT) \
-                else tint(blurred)
-            if gains is None:
-                continue
-            candidates = _paper_outlines(paper_mask(blurred, gains))
         if against_light:
             supported = [one[0] for one in (best, in_part) if one is not None]
             if loose or light is None or max(supported, default=0.0) >= MIN_EDGE_SUPPORT:
                 break
             candidates = _flat_outlines(light)
-            measured = []  # (measured again, another way)
+        measured: list[np.ndarray] = []  # (again in the second: measured another way)
         for found in candidates:
             if found is None or any(same_quad(found[0], quad) for quad in measured):
                 continue  # the same card found by both masks is measured once
