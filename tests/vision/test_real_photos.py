@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from shoe_controller.cards import Card, deck
@@ -32,7 +33,7 @@ from vision.bench import (
     session_of,
 )
 from vision.capture import read_image
-from vision.model import DeckModel, VisionModelError
+from vision.model import DeckModel, VisionModelError, card_of
 from vision.recognise import Recogniser
 from vision.roi import WHOLE_FRAME, RoiError, parse_roi
 
@@ -273,12 +274,16 @@ def test_a_deck_that_lacks_cards_does_not_take_them_for_the_ones_it_knows() -> N
     9H_c and TH_c as 8H, its only heart (precision 0 %, 2 of 2 accepted reads wrong). The
     cards it lacks are recorded on it, and a read of a card sharing a rank or a suit with
     one of them is declined: now none wrong (and, every known card sharing a suit with
-    some missing one, none accepted)."""
+    some missing one, none accepted). Since the paper is also looked for as colourless as
+    the frame's white (ece395's sessions are tinted green and magenta), detection finds 19
+    cards twice, not 4, and still 33 are missing: none wrong, none accepted."""
     held = holdout_bench(real_set(OV7670), 2, seed=2024)
     assert held.model is not None and held.result.frames == 52
-    known = {"AS", "6S", "9S", "8H"}
+    known = {card_of(int(label)).code for label in np.unique(held.model.labels)}
+    assert held.model.corners is None
     assert {card.code for card in held.model.missing} == {
         card.code for card in deck()} - known
+    assert len(held.model.missing) >= 20  # (what makes the test: a deck lacking many cards)
     assert held.result.wrong == 0, held.result.mistakes
 
 
