@@ -304,7 +304,7 @@ class Recogniser:
             threshold = SECOND_READ_FLOOR
         return _unless_ink_contradicts(
             self._decide(match, start, corners.max_distance, threshold, "index found alone "),
-            [found.card], corners.box, start)
+            found.card, (0,), corners.box, start)
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
                     start: float, whole: Match | None = None) -> Recognition | None:
@@ -350,7 +350,7 @@ class Recogniser:
             threshold = SECOND_READ_FLOOR
         return _unless_ink_contradicts(
             self._decide(match, start, corners.max_distance, threshold, "index corner "),
-            [turned(card, corner) for corner in usable], corners.box, start)
+            card, usable, corners.box, start)
 
     def _pip_reader(self) -> PipReader | None:
         """The deck's pips (:mod:`vision.pips`), unless it learnt none or a threshold was
@@ -456,12 +456,14 @@ class Recogniser:
                            surety=confidence / threshold if threshold > 0 else 0.0)
 
 
-def _unless_ink_contradicts(read: Recognition, corners: list[np.ndarray], box: Box,
-                            start: float) -> Recognition:
+def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[int, ...],
+                            box: Box, start: float) -> Recognition:
     """An index read taken, declined when the colour of its ink plainly contradicts the
-    card it names (:mod:`vision.ink`: a black TS read as TD by its shape); ``corners``: the
-    rectified card turned so each index read is at the top-left."""
-    if read.card is None or not contradicts(read.card, corners, box):
+    card it names (:mod:`vision.ink`: a black TS read as TD by its shape); ``card``: the
+    rectified card, read at its ``usable`` index corners. (Looked at only for a read
+    taken: most index reads are declines, and the corners are not turned for them.)"""
+    if read.card is None or not contradicts(
+            read.card, [turned(card, corner) for corner in usable], box):
         return read
     ink = "black" if read.card.suit in RED_SUITS else "red"
     return Recognition(None, 0.0, read.distance, read.card,
