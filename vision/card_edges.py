@@ -11,6 +11,7 @@ the edge bends the mask. Each edge is measured again on the frame itself
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -86,42 +87,48 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray, rule: StepRule = CLEAR_S
     sides = side_lines_out(quad, shortest=16)
     if sides is None:
         return quad, 0.0, np.zeros((4, EDGE_SAMPLES, 3)), None
-    lines = []
-    on_line = 0
-    measured = []
-    beyond = []
     height, width = frame.shape[:2]
-    for start, length, unit, normal in sides:  # (each normal out of the card)
+    # All four sides' profiles measured at once (one remap, one pass of the arithmetic:
+    # this runs several times a frame, and each step of it costs more to start than to do).
+    side_bases = []
+    for start, length, unit, _ in sides:
         # Profiles along the part of the side inside the frame (all of it for a card in
         # view): a side that runs out of the frame is measured where it shows.
         first, last = _in_frame_span(start, start + unit * length, width, height)
         span = positions if last - first < MIN_IN_FRAME else first + positions * (last - first)
-        bases = start[None, :] + span[:, None] * (unit * length)[None, :]
-        found, stays = edge_steps(frame, bases, normal, rule)
+        side_bases.append(start[None, :] + span[:, None] * (unit * length)[None, :])
+    # (each normal out of the card)
+    normals = np.repeat(np.array([normal for _, _, _, normal in sides]), EDGE_SAMPLES, axis=0)
+    rows, found_all, stays_all = _steps(frame, np.concatenate(side_bases), normals, rule)
+    side_of_row = rows // EDGE_SAMPLES
+    lines = []
+    on_line = 0
+    measured = []
+    for side, (start, _, unit, _) in enumerate(sides):
+        found, stays = found_all[side_of_row == side], stays_all[side_of_row == side]
         if len(found) < EDGE_MIN_CLEAR:
             # Too little of this edge shows (a dark picture printed to it, a hand over
             # it): keep its coarse line; the other edges are still measured.
             measured.append(False)
             lines.append((start, unit))
-            beyond.append(beyond_side(frame, bases, start, unit, normal))
             continue
         point, direction, inliers = fit_edge(found, stays)
         measured.append(True)
         on_line += inliers
         lines.append((point, direction))
-        beyond.append(beyond_side(frame, bases, point, direction, normal))
+    beyond = beyond_sides(frame, side_bases, lines, [normal for _, _, _, normal in sides])
     support = on_line / (4 * EDGE_SAMPLES)
     corners = intersections(lines)
     if corners is None:
-        return quad, support, np.array(beyond), None
+        return quad, support, beyond, None
     # A corner in view moves little from the coarse one; one beyond the frame is where
     # two sides measured only in part meet, and the coarse one there is a guess.
     moved = np.linalg.norm(corners - quad, axis=1)
     inside = ((corners >= 0) & (corners <= [width - 1, height - 1])).all(axis=1)
     shortest = min(length for _, length, _, _ in sides)
     if (moved[inside] > 2 * EDGE_REACH).any() or (moved > HIDDEN_MOVE * shortest).any():
-        return quad, support, np.array(beyond), None
-    return corners, support, np.array(beyond), tuple(measured)
+        return quad, support, beyond, None
+    return corners, support, beyond, tuple(measured)
 
 
 def _in_frame_span(start: np.ndarray, end: np.ndarray, width: int, height: int
@@ -149,9 +156,18 @@ def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray,
     Returns the points (frame pixels) of the profiles with a clear step from table to
     paper, and for each whether the profile stays paper past its step (see
     :func:`edges_on_frame`); what a clear step is, ``rule``."""
+    _, found, stays = _steps(frame, bases, normal, rule)
+    return found, stays
+
+
+def _steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray, rule: StepRule
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`edge_steps`, and which profiles (rows of ``bases``) the steps were found on;
+    ``normal`` one for all, or one per profile (rows)."""
+    normals = normal[:, None, :] if normal.ndim == 2 else normal[None, None, :]
     offsets = np.arange(EDGE_REACH, -EDGE_REACH - EDGE_STEP / 2, -EDGE_STEP, dtype=np.float32)
     middle, steps = len(offsets) // 2, np.arange(len(offsets))
-    points = bases[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+    points = bases[:, None, :] + offsets[None, :, None] * normals
     profile = cv2.remap(frame, points[..., 0].astype(np.float32),
                         points[..., 1].astype(np.float32), cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
@@ -177,13 +193,13 @@ def edge_steps(frame: np.ndarray, bases: np.ndarray, normal: np.ndarray,
     rise = np.where(after > before, after - before, 1.0)
     fraction = np.where(after > before, (level[rows] - before) / rise, 0.0)
     where = offsets[step - 1] - fraction * EDGE_STEP
-    found = bases[rows] + where[:, None] * normal[None, :]
+    found = bases[rows] + where[:, None] * (normal[rows] if normal.ndim == 2 else normal[None, :])
     # Support is a step onto paper that stays paper: past the edge, the profile stays
     # above the level (noise or a textured table crosses it back and forth).
     past = steps[None, :] >= step[:, None]
     stays = ((brightness[rows] >= level[rows, None]) & past).sum(axis=1) >= (
         EDGE_STEADY * past.sum(axis=1))
-    return found, stays
+    return rows, found, stays
 
 
 def _rise(brightness: np.ndarray, low: np.ndarray, high: np.ndarray, above: np.ndarray
@@ -223,14 +239,27 @@ def beyond_side(frame: np.ndarray, bases: np.ndarray, point: np.ndarray,
     blur of table and paper where the coarse line lies inside the card. NaN where that lies
     outside the frame (a card the frame cuts: the frame's edge repeated there would be
     the card's own paper)."""
-    direction = direction / max(float(np.linalg.norm(direction)), 1e-9)
-    along = (bases - point) @ direction
-    points = (point[None, :] + along[:, None] * direction[None, :]
-              + BEYOND * normal[None, :]).astype(np.float32)
-    colours = cv2.remap(frame, points[None, :, 0], points[None, :, 1], cv2.INTER_LINEAR,
+    table: np.ndarray = beyond_sides(frame, [bases], [(point, direction)], [normal])[0]
+    return table
+
+
+def beyond_sides(frame: np.ndarray, bases: Sequence[np.ndarray],
+                 lines: Sequence[tuple[np.ndarray, np.ndarray]],
+                 normals: Sequence[np.ndarray]) -> np.ndarray:
+    """:func:`beyond_side` of several sides at once (each side's profile ``bases``, its
+    line as a point and a direction, its outward normal), shape (sides, profiles, 3); the
+    sides have as many profiles each."""
+    points = []
+    for side_bases, (point, direction), normal in zip(bases, lines, normals, strict=True):
+        direction = direction / max(float(np.linalg.norm(direction)), 1e-9)
+        along = (side_bases - point) @ direction
+        points.append((point[None, :] + along[:, None] * direction[None, :]
+                       + BEYOND * normal[None, :]).astype(np.float32))
+    every = np.stack(points)  # (sides, profiles, 2)
+    colours = cv2.remap(frame, every[..., 0], every[..., 1], cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE)
-    table: np.ndarray = colours[0].astype(np.float64)
+    table: np.ndarray = colours.astype(np.float64)
     height, width = frame.shape[:2]
-    outside = ((points < 0) | (points > [width - 1, height - 1])).any(axis=1)
+    outside = ((every < 0) | (every > [width - 1, height - 1])).any(axis=2)
     table[outside] = np.nan
     return table
