@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
     recogniser = Recogniser(DeckModel.load(args.deck, folder))
     if args.vision_command == "classify":
-        from vision.capture import read_image
+        from vision.capture import CaptureError, read_image
 
         failed = 0
         for image in args.images:
@@ -155,8 +155,10 @@ def run(args: argparse.Namespace) -> int:
                 read = recogniser.recognise(read_image(image))
             except ShoeError as exc:
                 failed += 1
+                # (a CaptureError names the file itself)
+                shown = str(exc) if isinstance(exc, CaptureError) else f"{image}: {exc}"
                 print(json.dumps({"file": str(image), "card": None, "confidence": 0.0,
-                                  "error": str(exc)}) if args.json else f"{image}: {exc}")
+                                  "error": str(exc)}) if args.json else shown)
                 continue
             if args.json:
                 print(json.dumps({"file": str(image), **read.to_dict()}))

@@ -6,8 +6,13 @@ import copy
 import json
 from pathlib import Path
 
+import cv2
+import numpy as np
+import pytest
+
 from shoe_controller.cli import main
 from simulators.camera import write_labelled_folder
+from vision.capture import CaptureError, read_image
 from vision.model import card_index, card_of
 
 from .conftest import CARDS
@@ -53,6 +58,36 @@ def test_unknown_deck_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert main(["vision", "classify", "--deck", "nope", "--models", str(tmp_path),
                  str(tmp_path / "x.png")]) == 1
     assert "not enrolled" in capsys.readouterr().err
+
+
+def test_files_that_are_no_frame_are_each_named_once_with_what_is_wrong(
+        tmp_path: Path, enrolled, capfd) -> None:
+    """A batch of images with bad ones among them: each bad one gets one line saying what
+    is wrong with it (its name once, no OpenCV warning, no traceback), the good ones are
+    still read, and the exit status says that some could not be."""
+    model = copy.copy(enrolled("anglo"))
+    model.name = "house"
+    model.save(tmp_path / "models")
+    good = tmp_path / "good.png"
+    assert cv2.imwrite(str(good), np.full((480, 640, 3), 40, np.uint8))
+    (tmp_path / "empty.png").write_bytes(b"")
+    (tmp_path / "notes.png").write_text("not an image")
+    (tmp_path / "cut.png").write_bytes(good.read_bytes()[:200])  # cut short in the copy
+    (tmp_path / "folder.png").mkdir()
+    names = ["missing.png", "empty.png", "notes.png", "cut.png", "folder.png", "good.png"]
+    assert main(["vision", "classify", "--deck", "house", "--models", str(tmp_path / "models"),
+                 *(str(tmp_path / name) for name in names)]) == 1
+    captured = capfd.readouterr()  # (the file descriptors: OpenCV writes to them itself)
+    lines = captured.out.splitlines()
+    assert len(lines) == len(names)
+    expected = ["no such file", "an empty file", "not an image OpenCV can decode",
+                "not an image OpenCV can decode", "a folder, not an image file", "unknown"]
+    for line, name, what in zip(lines, names, expected, strict=True):
+        assert line.startswith(f"{tmp_path / name}: ") and what in line, line
+        assert line.count(name) == 1, line
+    assert captured.err == ""
+    with pytest.raises(CaptureError, match="no such file"):
+        read_image(tmp_path / "missing.png")
 
 
 def test_enrolling_a_deck_hard_for_the_camera_warns(tmp_path: Path, enrolled, mocker, capsys
