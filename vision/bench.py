@@ -39,23 +39,45 @@ def read_labels(folder: Path) -> list[tuple[Path, Card]]:
     if not labels.is_file():
         raise VisionModelError(f"{folder}: no labels.csv (columns: file,card)")
     items: list[tuple[Path, Card]] = []
-    with labels.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None or not {"file", "card"} <= set(reader.fieldnames):
-            raise VisionModelError(f"{labels}: the header must name the columns file,card")
-        for line, row in enumerate(reader, start=2):
-            name, code = (row.get("file") or "").strip(), (row.get("card") or "").strip()
-            try:
-                card = Card.from_code(code)
-            except CardCodeError as exc:
-                raise VisionModelError(f"{labels}:{line}: {exc}") from None
-            path = folder / name
-            if not name or not path.is_file():
-                raise VisionModelError(f"{labels}:{line}: no such frame {name!r}")
-            items.append((path, card))
+    listed: dict[str, int] = {}  # file name -> its line
+    for line, row in _label_rows(labels):
+        name, code = (row.get("file") or "").strip(), (row.get("card") or "").strip()
+        if not code:
+            raise VisionModelError(f"{labels}:{line}: no card given for {name!r}")
+        try:
+            card = Card.from_code(code)
+        except CardCodeError as exc:
+            raise VisionModelError(f"{labels}:{line}: {exc}") from None
+        path = folder / name
+        if not name or not path.is_file():
+            raise VisionModelError(f"{labels}:{line}: no such frame {name!r}")
+        if name in listed:
+            raise VisionModelError(f"{labels}:{line}: {name!r} is listed already, on line "
+                                   f"{listed[name]} (one card a frame)")
+        listed[name] = line
+        items.append((path, card))
     if not items:
         raise VisionModelError(f"{labels}: no frames listed")
     return items
+
+
+def _label_rows(labels: Path) -> list[tuple[int, dict[str, str]]]:
+    """The rows of a labels.csv (line number, column -> value), its header's names stripped
+    of spaces; a spreadsheet's byte-order mark is no part of the first name. Errors name the
+    file: no header naming file and card, not UTF-8 text, not CSV."""
+    try:
+        with labels.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle)
+            header = [name.strip().lower() for name in next(reader, [])]
+            if not {"file", "card"} <= set(header):
+                raise VisionModelError(f"{labels}: the header must name the columns file,card")
+            return [(reader.line_num, dict(zip(header, row, strict=False))) for row in reader
+                    if any(value.strip() for value in row)]
+    except UnicodeDecodeError as exc:
+        raise VisionModelError(f"{labels}: not UTF-8 text (byte {exc.start}): save it as "
+                               f"UTF-8 CSV") from None
+    except csv.Error as exc:
+        raise VisionModelError(f"{labels}: not a CSV file ({exc})") from None
 
 
 def session_of(path: Path, card: Card, column: str | None = None) -> str:
@@ -72,9 +94,8 @@ def session_of(path: Path, card: Card, column: str | None = None) -> str:
 
 def read_sessions(folder: Path) -> dict[str, str]:
     """File name -> session, for every frame of a labelled folder (:func:`session_of`)."""
-    with (folder / "labels.csv").open(newline="") as handle:
-        column = {(row.get("file") or "").strip(): (row.get("session") or "").strip()
-                  for row in csv.DictReader(handle)}
+    column = {(row.get("file") or "").strip(): (row.get("session") or "").strip()
+              for _, row in _label_rows(folder / "labels.csv")}
     return {path.name: session_of(path, card, column.get(path.name))
             for path, card in read_labels(folder)}
 
@@ -365,6 +386,10 @@ def holdout_bench(folder: Path, per_card: int, seed: int, roi: Roi | None = None
     ``sessions`` (file name -> session) overrides what :func:`read_sessions` finds."""
     items = read_labels(folder)
     enrol_items, test_items = draw_enrolment(items, per_card, seed)
+    if not test_items:
+        raise VisionModelError(
+            f"{folder}: no card has more than {per_card} photos, so every photo is enrolled "
+            f"and none is left to read (give a smaller --enrol-per-card, or more photos)")
     start = time.process_time()
     samples, quads, skipped, sizes = enrolment_detections(enrol_items, roi)
     counts = Counter(card for _, card in samples)

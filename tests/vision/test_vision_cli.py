@@ -12,6 +12,7 @@ import pytest
 
 from shoe_controller.cli import main
 from simulators.camera import write_labelled_folder
+from vision.bench import read_labels, read_sessions
 from vision.capture import CaptureError, read_image
 from vision.model import card_index, card_of
 
@@ -52,6 +53,45 @@ def test_bad_labels_are_named(tmp_path: Path, capsys) -> None:
     assert main(["vision", "enroll", "--deck", "d", "--models", str(tmp_path / "m"),
                  str(tmp_path)]) == 1
     assert "labels.csv:2" in capsys.readouterr().err
+
+
+def test_a_spreadsheets_labels_are_read(tmp_path: Path) -> None:
+    """labels.csv as a spreadsheet saves it: a byte-order mark, capitalised names with
+    spaces, CRLF line ends, a blank line, and a session column."""
+    for name in ("a.png", "b.png"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "labels.csv").write_bytes(
+        "\ufeffFile, Card ,Session\r\na.png,AS,s1\r\n\r\nb.png, KH ,s2\r\n".encode())
+    assert [(path.name, card.code) for path, card in read_labels(tmp_path)] == [
+        ("a.png", "AS"), ("b.png", "KH")]
+    assert read_sessions(tmp_path) == {"a.png": "s1", "b.png": "s2"}
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"file,card\na.png,AS\na.png,KH\n", "labels.csv:3: 'a.png' is listed already, on line 2"),
+    (b"file,card\na.png\n", "labels.csv:2: no card given for 'a.png'"),
+    (b"file,card\na.png,\xc9S\n", "labels.csv: not UTF-8 text"),
+    (b"name,code\na.png,AS\n", "the header must name the columns file,card"),
+    (b"", "the header must name the columns file,card"),
+    (b"file,card\n\n", "labels.csv: no frames listed"),
+])
+def test_bad_labels_say_what_is_wrong(tmp_path: Path, content: bytes, said: str, capsys
+                                      ) -> None:
+    (tmp_path / "a.png").write_bytes(b"x")
+    (tmp_path / "labels.csv").write_bytes(content)
+    assert main(["vision", "enroll", "--deck", "d", "--models", str(tmp_path / "m"),
+                 str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert said in captured.err and "Traceback" not in captured.err
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_bench_with_nothing_left_to_read_says_so(tmp_path: Path, capsys) -> None:
+    (tmp_path / "labels.csv").write_text("file,card\na.png,AS\nb.png,AS\nc.png,KH\n")
+    for name in ("a.png", "b.png", "c.png"):
+        (tmp_path / name).write_bytes(b"x")
+    assert main(["vision", "bench", "--enrol-per-card", "2", str(tmp_path)]) == 1
+    assert "none is left to read" in capsys.readouterr().err
 
 
 def test_unknown_deck_is_a_clear_error(tmp_path: Path, capsys) -> None:
