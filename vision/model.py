@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,7 +261,17 @@ class DeckModel:
 
     # -------------------------------------------------------------- storage
     def save(self, folder: Path) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
+        """Write the deck to ``folder`` as ``NAME.npz``: written aside, then put in place
+        at once, so a deck in use is never seen half written."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise VisionModelError(f"{folder}: cannot be the models folder: a file stands "
+                                   f"where it or a folder above it should be (give another "
+                                   f"with --models)") from None
+        except OSError as exc:
+            raise VisionModelError(f"{folder}: cannot make the models folder "
+                                   f"({exc.strerror or exc})") from None
         path = folder / f"{self.name}.npz"
         meta = {"format": FORMAT_VERSION, "name": self.name, "layout": self.layout,
                 "split": None if self.split is None else [list(box) for box in self.split],
@@ -323,6 +334,9 @@ class DeckModel:
             raise VisionModelError(
                 f"deck {name!r} is not enrolled in {folder} (run: shoe vision enroll --deck "
                 f"{name} DIR)")
+        if not zipfile.is_zipfile(path):  # (else numpy takes it for a pickle, and says so)
+            raise VisionModelError(f"{path}: not a deck model, or one cut short (not a .npz "
+                                   f"archive; enrol the deck again)")
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
@@ -345,8 +359,16 @@ class DeckModel:
                 glyph_rows = ((data["glyph_vectors"].astype(np.float32),
                                data["glyph_labels"].astype(np.int64))
                               if "glyph_vectors" in data.files else None)
-        except (OSError, ValueError, KeyError) as exc:
-            raise VisionModelError(f"{path}: not a deck model ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - whatever the damage, the file is refused
+            # The block only reads the archive, and a damaged one fails in many ways: cut
+            # short (BadZipFile, EOFError), its data changed (zlib.error, a bad CRC), an
+            # array's header changed (numpy parses it as a literal: SyntaxError,
+            # tokenize.TokenError, ValueError), an array missing (KeyError).
+            raise VisionModelError(f"{path}: not a deck model, or a damaged one ({exc}; enrol "
+                                   f"the deck again)") from None
+        if not isinstance(meta, dict):
+            raise VisionModelError(f"{path}: not a deck model (its description is not an "
+                                   f"object; enrol the deck again)")
         if (meta.get("format") not in READABLE_FORMATS
                 or meta.get("layout") not in (*LAYOUTS, ROI_LAYOUT)):
             raise VisionModelError(f"{path}: unsupported model format {meta.get('format')!r}"
@@ -398,8 +420,15 @@ class DeckModel:
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad pip layouts ({exc}; enrol the deck "
                                    f"again)") from None
-        return cls(meta["name"], meta["layout"], vectors, labels, float(meta["max_distance"]),
-                   float(meta["threshold"]), dict(meta.get("enrolment", {})), split,
+        try:
+            max_distance, threshold = float(meta["max_distance"]), float(meta["threshold"])
+            enrolment = dict(meta.get("enrolment", {}))
+            name = str(meta["name"])
+        except (TypeError, ValueError, KeyError) as exc:
+            raise VisionModelError(f"{path}: bad limits or name ({exc}; enrol the deck "
+                                   f"again)") from None
+        return cls(name, meta["layout"], vectors, labels, max_distance,
+                   threshold, enrolment, split,
                    meta.get("split_name") if split else None,
                    rank_vectors if split else None, suit_vectors if split else None,
                    bool(meta.get("both_ways", False)), roi,

@@ -9,6 +9,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shoe_controller.cards import Card, Suit
 from simulators.camera import background, render_deck, synthesise
@@ -208,6 +210,9 @@ def test_model_round_trips_through_its_file(enrolled, tmp_path: Path) -> None:
         DeckModel.load("other", tmp_path)
     with pytest.raises(VisionModelError, match="bad deck name"):
         DeckModel.load("../x", tmp_path)
+    (tmp_path / "a file").write_text("")
+    with pytest.raises(VisionModelError, match="cannot be the models folder: a file stands"):
+        model.save(tmp_path / "a file" / "models")
 
 
 def _rewrite_meta(path: Path, **changes) -> None:
@@ -230,6 +235,49 @@ def test_a_model_of_another_format_or_with_bad_boxes_is_refused(enrolled, tmp_pa
     _rewrite_meta(path, split=[[0.0, 0.0, 0.2, 0.1], [0.3, 0.2, 0.1, 0.4]])
     with pytest.raises(VisionModelError, match="bad rank and suit boxes"):
         DeckModel.load("anglo", tmp_path)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_damaged_model_file_is_refused_with_a_reason(enrolled, tmp_path: Path, data
+                                                       ) -> None:
+    """A model file cut short (a full disk, a copy stopped), with bytes changed, or with a
+    description of the wrong kind: loading it either gives the deck (a change the archive
+    does not read) or refuses it with a VisionModelError saying so, never another error
+    (the CLI would print a traceback, the controller would not start its camera)."""
+    good = enrolled("anglo").save(tmp_path / "good").read_bytes()
+    damaged = tmp_path / "damaged"
+    damaged.mkdir(exist_ok=True)
+    how = data.draw(st.sampled_from(["cut", "bytes", "meta"]))
+    if how == "cut":
+        content = good[:data.draw(st.integers(0, len(good) - 1))]
+    elif how == "bytes":
+        content = bytearray(good)
+        for place in data.draw(st.lists(st.integers(0, len(good) - 1), min_size=1,
+                                        max_size=4)):
+            content[place] ^= data.draw(st.integers(1, 255))
+        content = bytes(content)
+    else:
+        (damaged / "anglo.npz").write_bytes(good)
+        meta = data.draw(st.sampled_from([
+            [], "x", None, {"format": 9}, {"max_distance": "far"}, {"threshold": None},
+            {"name": None, "threshold": [1]}, {"corners": {"box": "x"}}, {"pips": 3},
+            {"missing": ["ZZ"]}, {"frame_size": [0, -1]}, {"roi": [2, 0, 1, 1]}]))
+        if isinstance(meta, dict):
+            _rewrite_meta(damaged / "anglo.npz", **meta)
+        else:
+            with np.load(damaged / "anglo.npz", allow_pickle=False) as stored:
+                arrays = {key: stored[key] for key in stored.files}
+            arrays["meta"] = np.array(json.dumps(meta))
+            with (damaged / "anglo.npz").open("wb") as handle:
+                np.savez_compressed(handle, **arrays)
+        content = (damaged / "anglo.npz").read_bytes()
+    (damaged / "anglo.npz").write_bytes(content)
+    try:
+        DeckModel.load("anglo", damaged)
+    except VisionModelError as exc:
+        assert "damaged.anglo.npz" in str(exc).replace("/", ".")
 
 
 def test_a_deck_lacking_cards_declines_every_card_of_their_ranks_and_suits(
