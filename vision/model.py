@@ -41,7 +41,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -302,29 +302,43 @@ class DeckModel:
                         "threshold": self.corners.glyphs.threshold,
                         "card_thresholds": _card_thresholds_to(
                             self.corners.glyphs.card_thresholds)})}}
+        scratch = folder / f".{self.name}.{os.getpid()}.npz"
+        try:
+            with scratch.open("wb") as handle:
+                self._write(handle, meta)
+                handle.flush()
+                os.fsync(handle.fileno())  # on the disk before it takes the deck's place
+            scratch.replace(path)
+        except OSError as exc:  # a full disk, a folder it may not write in
+            scratch.unlink(missing_ok=True)
+            raise VisionModelError(f"{path}: cannot save the deck ({exc.strerror or exc}); "
+                                   f"a deck saved there before is as it was") from None
+        except BaseException:
+            scratch.unlink(missing_ok=True)
+            raise
+        return path
+
+    def _write(self, handle: BinaryIO, meta: dict[str, object]) -> None:
+        """The deck's arrays and ``meta`` (its description) into an open file."""
         glyphs = None if self.corners is None else self.corners.glyphs
         empty = np.zeros((0, 0), np.float32)
-        scratch = folder / f".{self.name}.{os.getpid()}.npz"
-        with scratch.open("wb") as handle:
-            np.savez_compressed(
-                handle, vectors=self.vectors, labels=self.labels,
-                rank_vectors=empty if self.rank_vectors is None else self.rank_vectors,
-                suit_vectors=empty if self.suit_vectors is None else self.suit_vectors,
-                weights=empty if self.weights is None else self.weights,
-                scene_vectors=empty if self.scene_vectors is None else self.scene_vectors,
-                corner_vectors=empty if self.corners is None else self.corners.vectors,
-                corner_labels=(np.zeros(0, np.int64) if self.corners is None
-                               else self.corners.labels),
-                corner_centre=(empty if self.corners is None or self.corners.centre is None
-                               else self.corners.centre),
-                corner_projection=(empty if self.corners is None
-                                   or self.corners.projection is None
-                                   else self.corners.projection),
-                glyph_vectors=empty if glyphs is None else glyphs.vectors,
-                glyph_labels=np.zeros(0, np.int64) if glyphs is None else glyphs.labels,
-                meta=np.array(json.dumps(meta)))
-        scratch.replace(path)
-        return path
+        np.savez_compressed(
+            handle, vectors=self.vectors, labels=self.labels,
+            rank_vectors=empty if self.rank_vectors is None else self.rank_vectors,
+            suit_vectors=empty if self.suit_vectors is None else self.suit_vectors,
+            weights=empty if self.weights is None else self.weights,
+            scene_vectors=empty if self.scene_vectors is None else self.scene_vectors,
+            corner_vectors=empty if self.corners is None else self.corners.vectors,
+            corner_labels=(np.zeros(0, np.int64) if self.corners is None
+                           else self.corners.labels),
+            corner_centre=(empty if self.corners is None or self.corners.centre is None
+                           else self.corners.centre),
+            corner_projection=(empty if self.corners is None
+                               or self.corners.projection is None
+                               else self.corners.projection),
+            glyph_vectors=empty if glyphs is None else glyphs.vectors,
+            glyph_labels=np.zeros(0, np.int64) if glyphs is None else glyphs.labels,
+            meta=np.array(json.dumps(meta)))
 
     @classmethod
     def load(cls, name: str, folder: Path) -> DeckModel:

@@ -237,6 +237,26 @@ def test_a_model_of_another_format_or_with_bad_boxes_is_refused(enrolled, tmp_pa
         DeckModel.load("anglo", tmp_path)
 
 
+def test_a_deck_that_cannot_be_saved_leaves_the_one_before_as_it_was(
+        enrolled, tmp_path: Path, mocker) -> None:
+    """The disk fills while a deck is written: the error says so, the deck saved there
+    before still loads, and no half-written file is left in the models folder."""
+    model = enrolled("anglo")
+    before = model.save(tmp_path).read_bytes()
+
+    def full_disk(handle, **arrays) -> None:  # np.savez_compressed, on a full disk
+        handle.write(b"PK\x03\x04 half an archive")
+        raise OSError(28, "No space left on device")
+
+    mocker.patch("vision.model.np.savez_compressed", side_effect=full_disk)
+    with pytest.raises(VisionModelError, match="cannot save the deck .No space left on device"):
+        model.save(tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["anglo.npz"]
+    assert (tmp_path / "anglo.npz").read_bytes() == before
+    mocker.stopall()
+    assert DeckModel.load("anglo", tmp_path).threshold == model.threshold
+
+
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
