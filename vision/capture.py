@@ -39,8 +39,12 @@ def read_image(path: str | Path) -> np.ndarray:
     ``cv2.imread``, its EXIF orientation applied alike): ``imread`` says only "no image",
     and writes its own warning to stderr for a missing file. (Compared on every photo in
     ``../shared/real-cards``: the same pixels, all 1,787.)"""
+    file = Path(path)
+    if file.exists() and not file.is_file() and not file.is_dir():
+        # (a named pipe or a device would be read until its writer stops: perhaps never)
+        raise CaptureError(f"{path}: not a regular file (a pipe or a device), not an image")
     try:
-        data = Path(path).read_bytes()
+        data = file.read_bytes()
     except FileNotFoundError:
         raise CaptureError(f"{path}: no such file") from None
     except IsADirectoryError:

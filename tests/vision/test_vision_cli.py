@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import cv2
@@ -128,6 +129,9 @@ def test_files_that_are_no_frame_are_each_named_once_with_what_is_wrong(
     assert captured.err == ""
     with pytest.raises(CaptureError, match="no such file"):
         read_image(tmp_path / "missing.png")
+    os.mkfifo(tmp_path / "pipe.png")  # no writer: reading it would wait for ever
+    with pytest.raises(CaptureError, match="not a regular file"):
+        read_image(tmp_path / "pipe.png")
 
 
 def test_enrolling_a_deck_hard_for_the_camera_warns(tmp_path: Path, enrolled, mocker, capsys
