@@ -7,7 +7,9 @@ same frame every time, which is what a test or a replay of a stored frame wants)
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -53,18 +55,26 @@ def read_image(path: str | Path) -> np.ndarray:
         raise CaptureError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not data:
         raise CaptureError(f"{path}: an empty file, not an image")
-    # OpenCV warns on stderr of a file cut short (an incomplete PNG) as it declines it; the
-    # error below says so, once, in the words of the command that read it.
-    level = cv2.utils.logging.getLogLevel()
-    cv2.utils.logging.setLogLevel(min(level, cv2.utils.logging.LOG_LEVEL_ERROR))
-    try:
+    with _opencv_quiet():
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    finally:
-        cv2.utils.logging.setLogLevel(level)
     if image is None:
         raise CaptureError(f"{path}: not an image OpenCV can decode (PNG, JPEG, BMP, TIFF, "
                            f"WebP, ...)")
     return image
+
+
+@contextlib.contextmanager
+def _opencv_quiet() -> Iterator[None]:
+    """OpenCV's own warnings off for a moment: it writes them to stderr as it declines a
+    file cut short (an incomplete PNG) or a camera that is not there, and the error raised
+    then says so, once, in the words of the command that asked. (The level is the
+    process's: a warning another thread would write in that moment is lost.)"""
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(min(level, cv2.utils.logging.LOG_LEVEL_ERROR))
+    try:
+        yield
+    finally:
+        cv2.utils.logging.setLogLevel(level)
 
 
 class ImageFileSource:
@@ -92,9 +102,12 @@ class VideoSource:
         self.spec = spec
         self.flush = flush
         self._lock = threading.Lock()
-        self._video = cv2.VideoCapture(spec)
+        with _opencv_quiet():
+            self._video = cv2.VideoCapture(spec)
         if not self._video.isOpened():
-            raise CaptureError(f"cannot open camera or video {spec!r}")
+            raise CaptureError(f"cannot open camera or video {spec!r} (a camera index that is "
+                               f"not there or is in use, a stream that does not answer, or "
+                               f"a file that is no video)")
 
     def capture(self) -> np.ndarray:
         with self._lock:
@@ -113,6 +126,8 @@ class VideoSource:
 def open_source(spec: str) -> FrameSource:
     """Open a frame source from its command-line spelling (see the module docstring)."""
     text = spec.strip()
+    if not text:
+        raise CaptureError("no camera given: a camera index (0, 1, ...), a URL or a file")
     if text.isdigit():
         return VideoSource(int(text))
     if "://" in text:

@@ -14,7 +14,7 @@ import pytest
 from shoe_controller.cli import main
 from simulators.camera import write_labelled_folder
 from vision.bench import read_labels, read_sessions
-from vision.capture import CaptureError, read_image
+from vision.capture import CaptureError, open_source, read_image
 from vision.model import card_index, card_of
 
 from .conftest import CARDS
@@ -54,6 +54,20 @@ def test_bad_labels_are_named(tmp_path: Path, capsys) -> None:
     assert main(["vision", "enroll", "--deck", "d", "--models", str(tmp_path / "m"),
                  str(tmp_path)]) == 1
     assert "labels.csv:2" in capsys.readouterr().err
+
+
+def test_a_camera_that_cannot_be_opened_is_named_with_what_it_may_be(tmp_path: Path, capfd
+                                                                   ) -> None:
+    """--camera given as nothing, as a camera index that is not there, or as a file that is
+    no video: a CaptureError saying so, and nothing from OpenCV on stderr."""
+    with pytest.raises(CaptureError, match="no camera given"):
+        open_source("  ")
+    (tmp_path / "notes.txt").write_text("not a video")
+    for spec in ("99", str(tmp_path / "notes.txt")):
+        with pytest.raises(CaptureError, match="cannot open camera or video .* not there or "
+                                               "is in use"):
+            open_source(spec)
+    assert capfd.readouterr().err == ""
 
 
 def test_a_spreadsheets_labels_are_read(tmp_path: Path) -> None:
