@@ -97,8 +97,8 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray, rule: StepRule = CLEAR_S
         first, last = _in_frame_span(start, start + unit * length, width, height)
         span = positions if last - first < MIN_IN_FRAME else first + positions * (last - first)
         side_bases.append(start[None, :] + span[:, None] * (unit * length)[None, :])
-    # (each normal out of the card)
-    normals = np.repeat(np.array([normal for _, _, _, normal in sides]), EDGE_SAMPLES, axis=0)
+    side_normals = [normal for _, _, _, normal in sides]  # (each out of the card)
+    normals = np.repeat(np.array(side_normals), EDGE_SAMPLES, axis=0)
     rows, found_all, stays_all = _steps(frame, np.concatenate(side_bases), normals, rule)
     side_of_row = rows // EDGE_SAMPLES
     lines = []
@@ -116,7 +116,7 @@ def edges_on_frame(frame: np.ndarray, quad: np.ndarray, rule: StepRule = CLEAR_S
         measured.append(True)
         on_line += inliers
         lines.append((point, direction))
-    beyond = beyond_sides(frame, side_bases, lines, [normal for _, _, _, normal in sides])
+    beyond = beyond_sides(frame, side_bases, lines, side_normals)
     support = on_line / (4 * EDGE_SAMPLES)
     corners = intersections(lines)
     if corners is None:

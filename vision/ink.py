@@ -84,13 +84,20 @@ def plain_colour(shares: tuple[float, float] | None) -> str | None:
     return None
 
 
-def contradicts(card: Card, corners: list[np.ndarray], box: Box) -> bool:
-    """Every one of the index ``corners`` (rectified, each index at the top-left) in which
-    ink shows is plainly of the other colour than ``card``'s suit, and one at least shows
-    ink. One corner not plain is doubt enough: a shadow or the felt in one box is as dark
-    and as grey as black ink (cardai's 8H_s1_06: one corner's ink 62 % red, the other's box
-    over the hand's shadow, none of it red)."""
+def contradicting_ink(card: Card, corners: list[np.ndarray], box: Box) -> str | None:
+    """The colour ("red" or "black") of the ink when every one of the index ``corners``
+    (rectified, each index at the top-left) in which ink shows is plainly of the other
+    colour than ``card``'s suit, and one at least shows ink; else None. One corner not
+    plain is doubt enough: a shadow or the felt in one box is as dark and as grey as black
+    ink (cardai's 8H_s1_06: one corner's ink 62 % red, the other's box over the hand's
+    shadow, none of it red)."""
     colours = [plain_colour(shares) for shares in (ink_shares(corner, box)
-                                                   for corner in corners) if shares]
+                                                   for corner in corners)
+               if shares is not None]
     other = "black" if card.suit in RED_SUITS else "red"
-    return bool(colours) and all(colour == other for colour in colours)
+    return other if colours and all(colour == other for colour in colours) else None
+
+
+def contradicts(card: Card, corners: list[np.ndarray], box: Box) -> bool:
+    """The ink of ``corners`` plainly contradicts ``card`` (:func:`contradicting_ink`)."""
+    return contradicting_ink(card, corners, box) is not None

@@ -43,7 +43,7 @@ from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader, turned
 from vision.index_first import SECONDED_SHARE, find_by_index
 from vision.index_glyphs import SECOND_READ_FLOOR
-from vision.ink import RED_SUITS, contradicts
+from vision.ink import contradicting_ink
 from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
@@ -462,10 +462,11 @@ def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[i
     card it names (:mod:`vision.ink`: a black TS read as TD by its shape); ``card``: the
     rectified card, read at its ``usable`` index corners. (Looked at only for a read
     taken: most index reads are declines, and the corners are not turned for them.)"""
-    if read.card is None or not contradicts(
-            read.card, [turned(card, corner) for corner in usable], box):
+    if read.card is None:
         return read
-    ink = "black" if read.card.suit in RED_SUITS else "red"
+    ink = contradicting_ink(read.card, [turned(card, corner) for corner in usable], box)
+    if ink is None:
+        return read
     return Recognition(None, 0.0, read.distance, read.card,
                        f"the index reads as {read.card.code}, but its ink is {ink}",
                        time.perf_counter() - start, read.runner_up)
