@@ -49,6 +49,8 @@ from vision.corner import (
     unit,
     white_balanced,
 )
+from vision.ink import red_ink_shows
+from vision.model import card_of
 from vision.partial import CardShape, learn_shape
 from vision.roi import first_glyph, glyph_boxes, suit_under
 
@@ -311,6 +313,10 @@ class CornerReader:
     """The cards (card index 0..51) whose reads need less than :attr:`threshold`, and what
     they need (:func:`card_thresholds`); None for a deck enrolled before: every card needs
     :attr:`threshold`."""
+    red_ink: bool = True
+    """Whether the camera shows red ink red (:func:`vision.ink.red_ink_shows`); False for a
+    camera without colour, whose red cards' ink reads black. True for a deck enrolled
+    before."""
 
     def threshold_for(self, label: int) -> float:
         """The confidence a read naming card ``label`` must reach: its own threshold, or the
@@ -586,6 +592,7 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
     views += [(copy, photo, label) for view, photo, label in views[:seen]
               for copy in jittered_corners(view, rng)]
     anchor = learn_anchor([view for view, _, _ in views[:seen]], box)
+    red_ink = red_ink_shows([(view, card_of(label)) for view, _, label in views[:seen]], box)
     geometry = learn_geometry([view for view, _, _ in views[:seen]], box)
     rows = np.stack([corner_vector(view, split, box, anchor) for view, _, _ in views])
     row_photos = np.array([photo for _, photo, _ in views])
@@ -644,7 +651,7 @@ def learn_corners(images: Sequence[np.ndarray], labels: np.ndarray, quads: Seque
         list(zip(chosen_read.tolist(), chosen_confidence.tolist(), strict=True)))
     return CornerReader(rows.astype(np.float32), row_labels, split, box, shape,
                         max_distance, deck_threshold, centre, projection, anchor, geometry,
-                        glyphs, relaxed)
+                        glyphs, relaxed, red_ink)
 
 
 def split_thresholds(by_card: np.ndarray, labels: np.ndarray) -> tuple[float, dict[int, float]]:

@@ -83,8 +83,10 @@ if TYPE_CHECKING:
     from vision.index_corner import CornerReader
     from vision.index_glyphs import GlyphReader
 
-FORMAT_VERSION = 13
-"""13: the cards whose index reads need less than the corner reader's threshold, and what
+FORMAT_VERSION = 14
+"""14: whether the camera shows red ink red (``corners.red_ink``; absent: true), false for a
+camera without colour, whose red cards' ink then contradicts no read (:mod:`vision.ink`);
+13: the cards whose index reads need less than the corner reader's threshold, and what
 they need (``corners.card_thresholds``: card code to threshold; absent or null: every card
 needs ``corners.threshold``), and so for the glyph reader (``corners.glyphs.card_thresholds``);
 12: the corner reader's index glyphs cut out (``corners.glyphs``: their limits, and the
@@ -105,7 +107,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -297,6 +299,7 @@ class DeckModel:
                     "geometry": (None if self.corners.geometry is None
                                  else self.corners.geometry.to_list()),
                     "card_thresholds": _card_thresholds_to(self.corners.card_thresholds),
+                    "red_ink": self.corners.red_ink,
                     "glyphs": (None if self.corners.glyphs is None else {
                         "max_distance": self.corners.glyphs.max_distance,
                         "threshold": self.corners.glyphs.threshold,
@@ -513,9 +516,12 @@ def _corners_from(value: object, rows: tuple[np.ndarray, np.ndarray] | None,
     card_thresholds = None
     if value.get("card_thresholds") is not None:  # format 13: cards that need less
         card_thresholds = _card_thresholds_from(value["card_thresholds"], limits[1])
+    red_ink = value.get("red_ink", True)  # format 14: whether the camera shows red ink
+    if not isinstance(red_ink, bool):
+        raise TypeError(f"red_ink {red_ink!r} must be true or false")
     return CornerReader(vectors, labels, _split_from(value["split"]), box,
                         CardShape(stretch, aspect, sizes), *limits, centre, projection,
-                        anchor, geometry, glyphs, card_thresholds)
+                        anchor, geometry, glyphs, card_thresholds, red_ink)
 
 
 def _card_thresholds_to(thresholds: dict[int, float] | None) -> dict[str, float] | None:

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from shoe_controller.cards import Card
-from vision.corner import Box
 from vision.detect import CardInPart, Detection, WorkFrame, detect, survey, work_frame
 from vision.in_part import find_in_part
 from vision.index_corner import MIN_CORNER_THRESHOLD, CornerRead, CornerReader, turned
@@ -304,7 +303,7 @@ class Recogniser:
             threshold = SECOND_READ_FLOOR
         return _unless_ink_contradicts(
             self._decide(match, start, corners.max_distance, threshold, "index found alone "),
-            found.card, (0,), corners.box, start)
+            found.card, (0,), corners, start)
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
                     start: float, whole: Match | None = None) -> Recognition | None:
@@ -350,7 +349,7 @@ class Recogniser:
             threshold = SECOND_READ_FLOOR
         return _unless_ink_contradicts(
             self._decide(match, start, corners.max_distance, threshold, "index corner "),
-            card, usable, corners.box, start)
+            card, usable, corners, start)
 
     def _pip_reader(self) -> PipReader | None:
         """The deck's pips (:mod:`vision.pips`), unless it learnt none or a threshold was
@@ -457,14 +456,16 @@ class Recogniser:
 
 
 def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[int, ...],
-                            box: Box, start: float) -> Recognition:
+                            corners: CornerReader, start: float) -> Recognition:
     """An index read taken, declined when the colour of its ink plainly contradicts the
-    card it names (:mod:`vision.ink`: a black TS read as TD by its shape); ``card``: the
-    rectified card, read at its ``usable`` index corners. (Looked at only for a read
-    taken: most index reads are declines, and the corners are not turned for them.)"""
+    card it names (:mod:`vision.ink`: a black TS read as TD by its shape), as far as the
+    deck's camera shows colour (``corners.red_ink``); ``card``: the rectified card, read at
+    its ``usable`` index corners. (Looked at only for a read taken: most index reads are
+    declines, and the corners are not turned for them.)"""
     if read.card is None:
         return read
-    ink = contradicting_ink(read.card, [turned(card, corner) for corner in usable], box)
+    ink = contradicting_ink(read.card, [turned(card, corner) for corner in usable],
+                            corners.box, corners.red_ink)
     if ink is None:
         return read
     return Recognition(None, 0.0, read.distance, read.card,

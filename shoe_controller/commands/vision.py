@@ -238,9 +238,10 @@ def _holdout(args: argparse.Namespace, roi) -> int:  # type: ignore[no-untyped-d
 
 def _index_line(model: DeckModel) -> str | None:
     """What ``shoe vision enroll`` says of the index corner reader (a card the frame cuts,
-    or a hand covers, is read by it): the confidence most cards' reads need, and the cards
+    or a hand covers, is read by it): the confidence most cards' reads need, the cards
     that need more because held-out reads of them were wrong (those the operator can help
-    with more frames); None without a corner reader."""
+    with more frames), and whether the camera shows colour (:func:`vision.ink.red_ink_shows`);
+    None without a corner reader."""
     corners = model.corners
     if corners is None:
         return None
@@ -257,6 +258,9 @@ def _index_line(model: DeckModel) -> str | None:
         line += (f"; {shown} need up to {corners.threshold:.2f} (held-out enrolment reads "
                  f"took them for other cards: more frames of them, in every light the "
                  f"table has, can lower it)")
+    if not corners.red_ink:
+        line += ("; the camera shows no colour (the red cards' ink is grey), so red and "
+                 "black cards are told apart by their shapes alone")
     return line
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_controller.cards import Card
-from vision.ink import contradicts, ink_shares, plain_colour
+from vision.ink import contradicts, ink_shares, plain_colour, red_ink_shows
 from vision.quad import CARD_SIZE
 
 BOX = (0.0, 0.0, 0.2, 0.3)
@@ -76,3 +76,38 @@ def test_a_pale_red_index_beside_a_dark_picture_is_not_plainly_black() -> None:
     corner = _corner((150, 150, 235))  # a pale red "10" and suit
     cv2.rectangle(corner, (38, 0), (60, 90), BLACK_INK, 3)  # the picture's frame
     assert plain_colour(ink_shares(corner, BOX)) != "black"
+
+
+def _grey(corner: np.ndarray) -> np.ndarray:
+    """A corner as a camera without colour takes it (a monochrome or infrared camera)."""
+    return cv2.cvtColor(cv2.cvtColor(corner, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+
+
+def test_a_camera_without_colour_is_told_by_its_red_cards_ink() -> None:
+    """Enrolment corners of red cards: red ink on a colour camera (under a cast too), grey
+    on a camera without colour, where it reads plainly black. A deck of black cards only,
+    or none whose ink shows, says nothing against the camera."""
+    hearts = [Card.from_code(code) for code in ("TH", "JD", "2H")]
+    spades = [Card.from_code(code) for code in ("TS", "KC")]
+    red = [(_corner(RED_INK, seed=seed), card) for seed, card in enumerate(hearts)]
+    warm = [(_corner(RED_INK, tint=(0.6, 0.8, 1.0), seed=seed), card)
+            for seed, card in enumerate(hearts)]
+    black = [(_corner(BLACK_INK, seed=seed), card) for seed, card in enumerate(spades)]
+    assert red_ink_shows(red + black, BOX)
+    assert red_ink_shows(warm, BOX)
+    assert not red_ink_shows([(_grey(corner), card) for corner, card in red + black], BOX)
+    assert plain_colour(ink_shares(_grey(red[0][0]), BOX)) == "black"
+    assert red_ink_shows(black, BOX)
+    blank = np.full_like(red[0][0], PAPER)
+    assert red_ink_shows([(blank, card) for card in hearts], BOX)
+    # One red card's corner in shadow, grey, among plainly red ones: the camera shows red.
+    assert red_ink_shows(red + [(_grey(red[0][0]), hearts[0])], BOX)
+
+
+def test_where_the_camera_shows_no_colour_a_red_cards_black_ink_contradicts_nothing() -> None:
+    """Its grey ink reads plainly black, as every red card's does on that camera; a black
+    card's ink plainly red still contradicts it (a colour frame shown to such a deck)."""
+    grey_ten = _grey(_corner(RED_INK))
+    assert contradicts(Card.from_code("TD"), [grey_ten], BOX)
+    assert not contradicts(Card.from_code("TD"), [grey_ten], BOX, red_shows=False)
+    assert contradicts(Card.from_code("TS"), [_corner(RED_INK)], BOX, red_shows=False)

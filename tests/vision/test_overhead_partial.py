@@ -369,7 +369,7 @@ def _deck_with_corners() -> DeckModel:
                           CardShape(STRETCH, ASPECT, (180.0, 230.0)), 0.9, 0.2,
                           anchor=(0.045, 0.05),
                           geometry=IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1),
-                          card_thresholds={1: 0.15})
+                          card_thresholds={1: 0.15}, red_ink=False)
     return DeckModel("cornered", "top-left", vectors, labels, 1.0, 0.2, {}, corners=reader)
 
 
@@ -397,6 +397,21 @@ def test_a_deck_keeps_its_corner_reader_when_saved(tmp_path: Path) -> None:
     assert loaded.geometry == IndexGeometry((0.09, 0.1), (0.01, 0.1), 0.1)
     assert loaded.card_thresholds == {1: 0.15}
     assert (loaded.threshold_for(1), loaded.threshold_for(0)) == (0.15, 0.2)
+    assert loaded.red_ink is False  # (a camera without colour)
+
+
+def test_a_deck_enrolled_before_its_camera_s_colour_was_measured_takes_it_for_colour(
+        tmp_path: Path) -> None:
+    """A format 13 deck does not say whether its camera shows red ink: it is taken to, as
+    every deck was before (a red card's index whose ink is plainly black is declined)."""
+
+    def as_format_13(meta: dict[str, Any]) -> None:
+        meta["format"] = 13
+        del meta["corners"]["red_ink"]
+
+    _rewrite_meta(_deck_with_corners().save(tmp_path), as_format_13)
+    loaded = DeckModel.load("cornered", tmp_path).corners
+    assert loaded is not None and loaded.red_ink is True
 
 
 def test_a_deck_enrolled_before_its_card_thresholds_needs_the_deck_s_of_every_card(
@@ -457,6 +472,8 @@ def test_a_deck_enrolled_before_its_index_anchor_reads_its_corners_as_they_lie(
     {"card_thresholds": {"AS": 0.0}},
     {"card_thresholds": {"ZZ": 0.1}},  # no such card
     {"card_thresholds": [0.1]},
+    {"red_ink": "no"},
+    {"red_ink": 0},
 ])
 def test_a_damaged_corner_reader_is_a_clear_error(tmp_path: Path, corrupt: dict[str, object]
                                                   ) -> None:
