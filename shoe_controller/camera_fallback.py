@@ -15,7 +15,14 @@ a card that left the shoe unreported, carrying the card's ``counter``):
 
 Cross-check mode reads every card the scanner read too, and reports each *confident*
 disagreement (:func:`check_against_scanner`) to ``on_disagreement`` and the log; a camera that
-declines is not a disagreement. An exception in the worker reaches the owner: it is passed to
+declines is not a disagreement.
+
+A camera that gives no frame (its capture raises ``OSError``, as
+:class:`vision.capture.CaptureError` is: a camera unplugged, a stream that stopped) is a
+fault of the camera, not of the table: the card is not read (a misread stays latched for the
+supervisor, as when the camera declines), the log says so at error level, the metrics count
+it (outcome ``no_frame``), and the next card tries the camera again. Any other exception in
+the worker is a fault of the fallback itself and reaches the owner: it is passed to
 ``on_error`` and re-raised by :meth:`check` and :meth:`close`.
 """
 
@@ -25,6 +32,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, Self
@@ -41,7 +49,14 @@ log = logging.getLogger("shoe_controller.camera")
 
 
 class Camera(Protocol):
-    def capture(self) -> np.ndarray: ...
+    def capture(self) -> np.ndarray:
+        """The newest frame (BGR); ``OSError`` when the camera gives none."""
+        ...
+
+
+OUTCOMES_KEPT = 1000
+"""The most recent outcomes kept (:attr:`CameraFallback.outcomes`): a table that cross-checks
+every card runs for weeks, and the log and the metrics keep the rest."""
 
 
 class Reader(Protocol):
@@ -70,7 +85,7 @@ class Disagreement:
 class Outcome:
     """What the fallback did with one card (kept in :attr:`CameraFallback.outcomes`)."""
 
-    kind: str  # "camera_read", "declined", "agrees", "disagrees", "unchecked"
+    kind: str  # "camera_read", "declined", "agrees", "disagrees", "unchecked", "no_frame"
     counter: int
     card: Card | None
     confidence: float
@@ -111,7 +126,7 @@ class CameraFallback:
         self.on_error = on_error
         #: ``TableMetrics`` (or None): each read's time and outcome (``observe_camera``).
         self.metrics = metrics
-        self.outcomes: list[Outcome] = []
+        self.outcomes: deque[Outcome] = deque(maxlen=OUTCOMES_KEPT)
         self._work: queue.Queue[object] = queue.Queue()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -190,10 +205,21 @@ class CameraFallback:
                     self._pending -= 1
                     self._idle.notify_all()
 
-    def _read(self) -> tuple[Any, float]:
-        """Capture a frame and recognise it: (the read, seconds it took)."""
+    def _read(self, purpose: str, counter: int) -> tuple[Any, float] | None:
+        """Capture a frame and recognise it: (the read, seconds it took); None when the
+        camera gave no frame (counted, logged and kept as an outcome ``no_frame``)."""
         started = time.perf_counter()
-        read = self.recogniser.recognise(self.camera.capture())
+        try:
+            frame = self.camera.capture()
+        except OSError as exc:
+            self._observe(purpose, "no_frame", time.perf_counter() - started)
+            self.outcomes.append(Outcome("no_frame", counter, None, 0.0, str(exc)))
+            after = ("the supervisor must enter it" if purpose == "misread"
+                     else "not cross-checked")
+            log.error("camera gave no frame for card %d (%s): %s", counter, exc, after,
+                      extra={"counter": counter})
+            return None
+        read = self.recogniser.recognise(frame)
         return read, time.perf_counter() - started
 
     def _observe(self, purpose: str, outcome: str, seconds: float) -> None:
@@ -201,7 +227,10 @@ class CameraFallback:
             self.metrics.observe_camera(purpose, outcome, seconds)
 
     def _read_misread(self, counter: int) -> None:
-        read, seconds = self._read()
+        done = self._read("misread", counter)
+        if done is None:
+            return
+        read, seconds = done
         confident = read.card is not None and read.confidence >= self.threshold
         self._observe("misread", "read" if confident else "declined", seconds)
         if confident:
@@ -218,7 +247,10 @@ class CameraFallback:
 
     def _cross_check(self, counter: int, scanner: Card | None) -> None:
         assert scanner is not None
-        read, seconds = self._read()
+        done = self._read("check", counter)
+        if done is None:
+            return
+        read, seconds = done
         disagreement = check_against_scanner(counter, scanner, read, self.threshold)
         if disagreement is None:
             kind = "agrees" if read.card == scanner else "unchecked"

@@ -91,31 +91,62 @@ class ImageFileSource:
         pass
 
 
+STREAM_TIMEOUT_MS = 5000
+"""How long a network stream may take to open, or to give its next frame, before it counts
+as gone. OpenCV's FFmpeg default is 30 s (measured: a loopback server that accepts and says
+nothing holds the open for 30.1 s), and the card waits for the camera all that time."""
+
+
 class VideoSource:
     """``cv2.VideoCapture`` on a camera index, a video file or a stream URL.
 
     A camera buffers frames; the fallback wants the card on the table *now*, so each capture
     grabs (and drops) what is buffered before retrieving the newest frame.
+
+    ``reopen``: a capture that gets no frame opens the source anew and tries once more (a
+    camera unplugged and plugged in again, a stream whose server restarted); a video file
+    is not reopened (at its end it has no more frames). A network stream gives up after
+    :data:`STREAM_TIMEOUT_MS` without a frame.
     """
 
-    def __init__(self, spec: str | int, *, flush: int = 2) -> None:
+    def __init__(self, spec: str | int, *, flush: int = 2, reopen: bool = False) -> None:
         self.spec = spec
         self.flush = flush
+        self.reopen = reopen
         self._lock = threading.Lock()
-        with _opencv_quiet():
-            self._video = cv2.VideoCapture(spec)
+        self._video = self._open()
         if not self._video.isOpened():
             raise CaptureError(f"cannot open camera or video {spec!r} (a camera index that is "
                                f"not there or is in use, a stream that does not answer, or "
                                f"a file that is no video)")
 
+    def _open(self) -> cv2.VideoCapture:
+        params: list[int] = []
+        if isinstance(self.spec, str) and "://" in self.spec and not self.spec.startswith(
+                "file://"):
+            params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, STREAM_TIMEOUT_MS,
+                      cv2.CAP_PROP_READ_TIMEOUT_MSEC, STREAM_TIMEOUT_MS]
+        with _opencv_quiet():
+            return cv2.VideoCapture(self.spec, cv2.CAP_ANY, params)
+
+    def _newest(self) -> np.ndarray | None:
+        for _ in range(self.flush):
+            self._video.grab()
+        ok, frame = self._video.read()
+        return frame if ok and frame is not None else None
+
     def capture(self) -> np.ndarray:
         with self._lock:
-            for _ in range(self.flush):
-                self._video.grab()
-            ok, frame = self._video.read()
-        if not ok or frame is None:
-            raise CaptureError(f"camera or video {self.spec!r} gave no frame")
+            with _opencv_quiet():  # (a stream's timeout is this error, said once)
+                frame = self._newest()
+            if frame is None and self.reopen:
+                self._video.release()
+                self._video = self._open()
+                with _opencv_quiet():
+                    frame = self._newest() if self._video.isOpened() else None
+        if frame is None:
+            raise CaptureError(f"camera or video {self.spec!r} gave no frame"
+                               + (" (opened again, still none)" if self.reopen else ""))
         return frame
 
     def close(self) -> None:
@@ -129,9 +160,11 @@ def open_source(spec: str) -> FrameSource:
     if not text:
         raise CaptureError("no camera given: a camera index (0, 1, ...), a URL or a file")
     if text.isdigit():
-        return VideoSource(int(text))
+        return VideoSource(int(text), reopen=True)
     if "://" in text:
-        return VideoSource(text, flush=0 if text.startswith("file://") else 2)
+        if text.startswith("file://"):
+            return VideoSource(text, flush=0)
+        return VideoSource(text, reopen=True)
     path = Path(text)
     if not path.exists():
         raise CaptureError(f"{text}: no such file (give a camera index, a URL or a file)")

@@ -121,10 +121,8 @@ class Recogniser:
                            f"them)", time.perf_counter() - start)
 
     def _recognise(self, frame: np.ndarray, start: float) -> Recognition:
-        size = self.model.frame_size
-        if (size is not None and frame.ndim == 3  # (not a frame at all: the searches say so)
-                and (min(frame.shape[:2]), max(frame.shape[:2])) != size):
-            return _other_camera(frame, size, start)
+        if (other := other_camera(frame, self.model)) is not None:
+            return _other_camera(other, start)
         if self.model.roi is not None:  # a fixed camera: the region is the index
             return self._decide(self.model.read(frame), start)
         read = self._read_outline(frame, start)
@@ -485,18 +483,28 @@ def _usable(frame: np.ndarray, found: Detection, corners: CornerReader) -> tuple
     return usable_corners(found.quad, width, height, corners.box)
 
 
-def _other_camera(frame: np.ndarray, size: tuple[int, int], start: float) -> Recognition:
-    """A frame not of the size of every enrolment frame
-    (:attr:`vision.model.DeckModel.frame_size`): from another camera, or this one set to
-    another resolution, where the deck's limits (the card's size, its look) were never
-    measured. (A cardai deck, whose camera gives 960 x 540 frames, read ece395's 172 x 147
-    9H_c as 9H: the card was 114 pixels across, just within the sizes it allows.)"""
+def other_camera(frame: np.ndarray, model: DeckModel) -> str | None:
+    """Why ``frame`` cannot be from the camera ``model`` was enrolled with (a frame of
+    another size than every enrolment frame: :attr:`vision.model.DeckModel.frame_size`),
+    or None. ``shoe run --camera`` asks it of the camera's first frame, before the table
+    starts: a camera set to another resolution would have every card declined."""
+    size = model.frame_size
+    if size is None or frame.ndim != 3 or (min(frame.shape[:2]), max(frame.shape[:2])) == size:
+        return None  # (not a frame at all: the searches say so)
     height, width = frame.shape[:2]
-    return Recognition(None, 0.0, float("inf"), None,
-                       f"a frame of {width} x {height} pixels, where this deck's camera gave "
-                       f"{size[1]} x {size[0]} at enrolment: another camera, or its "
-                       f"resolution changed (enrol the deck again)",
-                       time.perf_counter() - start, conclusive=True)
+    return (f"a frame of {width} x {height} pixels, where this deck's camera gave "
+            f"{size[1]} x {size[0]} at enrolment: another camera, or its resolution changed "
+            f"(enrol the deck again)")
+
+
+def _other_camera(reason: str, start: float) -> Recognition:
+    """A frame not from the deck's camera (:func:`other_camera`): from another camera, or
+    this one set to another resolution, where the deck's limits (the card's size, its
+    look) were never measured. (A cardai deck, whose camera gives 960 x 540 frames, read
+    ece395's 172 x 147 9H_c as 9H: the card was 114 pixels across, just within the sizes it
+    allows.)"""
+    return Recognition(None, 0.0, float("inf"), None, reason, time.perf_counter() - start,
+                       conclusive=True)
 
 
 def _other_size(quad: np.ndarray, corners: CornerReader, start: float) -> Recognition:

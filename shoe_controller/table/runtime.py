@@ -98,8 +98,9 @@ def check_services(*, http: Any = None, camera: str | None = None, deck: str | N
                    models: str | None = None, cross_check: bool = False,
                    metrics: tuple[str, int] | None = None) -> None:
     """What :func:`services` would fail on at start, checked before the journal is opened:
-    options that go together, the enrolled deck, the camera source, the web listener, the
-    metrics listener (``metrics``: host and port)."""
+    options that go together, the enrolled deck, the camera source and its first frame
+    (one of the deck's camera), the web listener, the metrics listener (``metrics``: host
+    and port)."""
     if camera is None:
         given = [name for name, value in (("--deck", deck), ("--models", models),
                                           ("--camera-cross-check", cross_check)) if value]
@@ -110,9 +111,19 @@ def check_services(*, http: Any = None, camera: str | None = None, deck: str | N
     else:
         from vision.capture import open_source
         from vision.model import DeckModel, models_dir
+        from vision.recognise import other_camera
 
-        DeckModel.load(deck, models_dir(models))
-        open_source(camera).close()
+        model = DeckModel.load(deck, models_dir(models))
+        source = open_source(camera)
+        try:
+            # One frame now: a camera that gives none, or gives frames of another size than
+            # the deck was enrolled from (another camera, another resolution), would have
+            # every card declined at the table.
+            other = other_camera(source.capture(), model)
+        finally:
+            source.close()
+        if other is not None:
+            raise ConfigError(f"--camera {camera}: {other}")
     if http:
         check_http(http)
     if metrics is not None:

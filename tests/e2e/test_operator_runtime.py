@@ -145,6 +145,53 @@ def test_failed_starts_leave_the_journal_untouched(tmp_path: Path, extra: tuple[
     assert journal_records(journal) == 1
 
 
+def _camera_deck(models: Path) -> None:
+    """A small deck ``house`` saved in ``models``, enrolled (by hand) from a camera of 960 x
+    540 frames."""
+    import numpy as np
+
+    from vision.model import DeckModel
+
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(4, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    DeckModel("house", "top-left", vectors, np.array([0, 0, 1, 1]), 1.0, 0.2, {},
+              frame_size=(540, 960)).save(models)
+
+
+def _still(path: Path, width: int, height: int) -> str:
+    import cv2
+    import numpy as np
+
+    assert cv2.imwrite(str(path), np.full((height, width, 3), (40, 90, 30), np.uint8))
+    return str(path)
+
+
+def test_a_camera_of_another_resolution_than_the_deck_s_stops_the_start(tmp_path: Path
+                                                                         ) -> None:
+    """The camera's first frame is checked before the table starts: at another resolution
+    than the deck was enrolled from, every card would be declined at the table."""
+    models = tmp_path / "models"
+    _camera_deck(models)
+    journal = tmp_path / "j.db"
+    camera = _still(tmp_path / "small.png", 320, 240)
+    done = run_shoe_cli(*run_cmd(journal, "--camera", camera, "--deck", "house",
+                                 "--models", str(models)))
+    one_line_error(done, f"--camera {camera}: a frame of 320 x 240 pixels, where this deck's "
+                         f"camera gave 960 x 540 at enrolment")
+    assert not journal.exists()
+
+
+def test_a_camera_of_the_deck_s_resolution_passes_the_start_checks(tmp_path: Path) -> None:
+    from shoe_controller.table.runtime import check_services
+
+    models = tmp_path / "models"
+    _camera_deck(models)
+    for width, height in ((960, 540), (540, 960)):  # (either way round: a camera turned)
+        camera = _still(tmp_path / f"frame{width}.png", width, height)
+        check_services(camera=camera, deck="house", models=str(models))
+
+
 # -- 6: options that would be ignored; fatal errors as JSON ----------------------------------
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
 import numpy as np
+import pytest
 from live.rig import (  # type: ignore[import-not-found]
     TableShoeModel,
     check_no_card_lost,
@@ -20,6 +22,7 @@ from live.rig import (  # type: ignore[import-not-found]
 
 from shoe_controller.camera_fallback import CameraFallback, check_against_scanner
 from shoe_controller.cards import Card
+from shoe_controller.metrics import TableMetrics
 from simulators.camera import SimulatedCamera, render_deck
 from simulators.camera_realism import (
     FACE_HEIGHT,
@@ -27,6 +30,7 @@ from simulators.camera_realism import (
     RealisticCamera,
     realistic_frame,
 )
+from vision.capture import open_source
 from vision.model import enroll
 from vision.recognise import Recogniser
 from vision.roi import WHOLE_FRAME
@@ -84,6 +88,54 @@ def test_misread_cards_are_read_by_the_realistic_in_shoe_camera(tmp_path: Path, 
         assert camera.captures == len(misread)
         assert not [r for r in records if r.kind == "supervisor"]
         check_no_card_lost(live)
+
+
+def test_a_camera_that_gives_no_frame_leaves_the_card_to_the_supervisor(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The camera's video has run out when a card is misread, as a camera unplugged mid-shoe
+    gives no frame: the misread stays latched, the log says why at error level, the
+    supervisor enters the card and the shoe plays on. The fallback's owner sees no error
+    (before, the worker's CaptureError stopped the controller)."""
+    clip = tmp_path / "felt.avi"
+    writer = cv2.VideoWriter(str(clip), cv2.VideoWriter_fourcc(*"MJPG"), 5, (160, 120))
+    writer.write(np.full((120, 160, 3), (40, 90, 30), np.uint8))
+    writer.release()
+    source = open_source(str(clip))
+    source.capture()  # (its one frame taken: none is left)
+    counter = PLAN.card(1, 2)
+    unread = CARDS[counter - 1]
+    with live_table(tmp_path, CARDS, model=TableShoeModel(CARDS, misread_at=(counter,))) as live:
+        metrics = TableMetrics("t1", process=False)
+        with CameraFallback(source, _NeverCalled(), None, live.controller,
+                            metrics=metrics) as fallback:
+            live.step_until(lambda: live.controller.table.alarm == "latched", "the misread")
+            assert fallback.wait_idle(10)
+            fallback.check()
+            (outcome,) = fallback.outcomes
+            assert (outcome.kind, outcome.counter, outcome.card) == ("no_frame", counter, None)
+            assert "gave no frame" in outcome.reason
+            assert metrics.registry.get_sample_value(
+                "shoe_camera_reads_total",
+                {"table_id": "t1", "purpose": "misread", "outcome": "no_frame"}) == 1
+            assert f"camera gave no frame for card {counter}" in caplog.text
+            assert "the supervisor must enter it" in caplog.text
+            assert live.controller.table.alarm == "latched"
+            live.supervise("enter_card", card=unread.code)
+            live.step_until(lambda: live.controller.table.alarm == "ok", "the card entered")
+            live.play_to_end()
+            fallback.check()
+        (entered,) = records_of(live.records(), "supervisor", action="enter_card")
+        assert entered.data["card"] == unread.code
+        assert not records_of(live.records(), "camera_read")
+        check_no_card_lost(live)
+    source.close()
+
+
+class _NeverCalled:
+    """A recogniser for a camera that gives no frame: nothing to recognise."""
+
+    def recognise(self, frame: np.ndarray) -> None:
+        raise AssertionError("a frame was recognised, but the camera gave none")
 
 
 class _Read:
