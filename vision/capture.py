@@ -105,14 +105,19 @@ class VideoSource:
 
     ``reopen``: a capture that gets no frame opens the source anew and tries once more (a
     camera unplugged and plugged in again, a stream whose server restarted); a video file
-    is not reopened (at its end it has no more frames). A network stream gives up after
-    :data:`STREAM_TIMEOUT_MS` without a frame.
+    is not reopened (at its end it has no more frames). ``timeout_ms``: how long a network
+    stream may take to open or to give a frame (:data:`STREAM_TIMEOUT_MS`); None for
+    OpenCV's own (a camera, a file).
     """
 
-    def __init__(self, spec: str | int, *, flush: int = 2, reopen: bool = False) -> None:
+    def __init__(self, spec: str | int, *, flush: int = 2, reopen: bool = False,
+                 timeout_ms: int | None = None) -> None:
         self.spec = spec
         self.flush = flush
         self.reopen = reopen
+        self._params = ([] if timeout_ms is None
+                        else [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, timeout_ms,
+                              cv2.CAP_PROP_READ_TIMEOUT_MSEC, timeout_ms])
         self._lock = threading.Lock()
         self._video = self._open()
         if not self._video.isOpened():
@@ -121,13 +126,8 @@ class VideoSource:
                                f"a file that is no video)")
 
     def _open(self) -> cv2.VideoCapture:
-        params: list[int] = []
-        if isinstance(self.spec, str) and "://" in self.spec and not self.spec.startswith(
-                "file://"):
-            params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, STREAM_TIMEOUT_MS,
-                      cv2.CAP_PROP_READ_TIMEOUT_MSEC, STREAM_TIMEOUT_MS]
         with _opencv_quiet():
-            return cv2.VideoCapture(self.spec, cv2.CAP_ANY, params)
+            return cv2.VideoCapture(self.spec, cv2.CAP_ANY, self._params)
 
     def _newest(self) -> np.ndarray | None:
         for _ in range(self.flush):
@@ -136,14 +136,12 @@ class VideoSource:
         return frame if ok and frame is not None else None
 
     def capture(self) -> np.ndarray:
-        with self._lock:
-            with _opencv_quiet():  # (a stream's timeout is this error, said once)
-                frame = self._newest()
+        with self._lock, _opencv_quiet():  # (a stream's timeout is this error, said once)
+            frame = self._newest()
             if frame is None and self.reopen:
                 self._video.release()
                 self._video = self._open()
-                with _opencv_quiet():
-                    frame = self._newest() if self._video.isOpened() else None
+                frame = self._newest() if self._video.isOpened() else None
         if frame is None:
             raise CaptureError(f"camera or video {self.spec!r} gave no frame"
                                + (" (opened again, still none)" if self.reopen else ""))
@@ -164,7 +162,7 @@ def open_source(spec: str) -> FrameSource:
     if "://" in text:
         if text.startswith("file://"):
             return VideoSource(text, flush=0)
-        return VideoSource(text, reopen=True)
+        return VideoSource(text, reopen=True, timeout_ms=STREAM_TIMEOUT_MS)
     path = Path(text)
     if not path.exists():
         raise CaptureError(f"{text}: no such file (give a camera index, a URL or a file)")
