@@ -8,17 +8,32 @@ same frame every time, which is what a test or a replay of a stored frame wants)
 from __future__ import annotations
 
 import contextlib
+import io
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
 import cv2
 import numpy as np
+import PIL.Image
 
 from shoe_controller.errors import ShoeError
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
+
+MAX_IMAGE_PIXELS = 100_000_000
+"""The largest image file read (a hundred megapixels: twelve times a 4K frame, a phone's
+photo at full size). A file's header can declare far more than its bytes hold: a PNG of
+under a megabyte declaring 30,000 x 30,000 pixels took OpenCV 13 s and 5.3 GB to decode
+(measured), so the size is read from the header first and a larger image refused undecoded."""
+
+MAX_IMAGE_BYTES = 4 * MAX_IMAGE_PIXELS
+"""The largest image file read into memory: four bytes a pixel, an uncompressed RGBA image
+of the largest size taken."""
+
+_FORMATS = "PNG, JPEG, BMP, TIFF, WebP, ..."
 
 
 class CaptureError(ShoeError, OSError):
@@ -35,32 +50,63 @@ class FrameSource(Protocol):
 
 def read_image(path: str | Path) -> np.ndarray:
     """A BGR frame from an image file; raises :class:`CaptureError` naming the file and
-    saying what is wrong with it (missing, unreadable, empty, not an image).
+    saying what is wrong with it (missing, unreadable, empty, not an image, too large).
 
     The file is read here and decoded by ``cv2.imdecode`` (the same pixels as
     ``cv2.imread``, its EXIF orientation applied alike): ``imread`` says only "no image",
     and writes its own warning to stderr for a missing file. (Compared on every photo in
-    ``../shared/real-cards``: the same pixels, all 1,787.)"""
+    ``../shared/real-cards``: the same pixels, all 1,787.) Before decoding, Pillow reads
+    the size the file's header declares (its pixels left undecoded: 0.07 ms a photo there,
+    the same pixel count as OpenCV's on all 1,787), and an image over
+    :data:`MAX_IMAGE_PIXELS` is refused."""
     file = Path(path)
     if file.exists() and not file.is_file() and not file.is_dir():
         # (a named pipe or a device would be read until its writer stops: perhaps never)
         raise CaptureError(f"{path}: not a regular file (a pipe or a device), not an image")
     try:
+        if file.is_file() and file.stat().st_size > MAX_IMAGE_BYTES:
+            raise CaptureError(f"{path}: a file of {file.stat().st_size:,} bytes, more than "
+                               f"the {MAX_IMAGE_BYTES:,} an image is read from")
         data = file.read_bytes()
     except FileNotFoundError:
         raise CaptureError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise CaptureError(f"{path}: a folder, not an image file") from None
+    except CaptureError:
+        raise
     except OSError as exc:
         raise CaptureError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not data:
         raise CaptureError(f"{path}: an empty file, not an image")
+    _refuse_oversized(path, data)
     with _opencv_quiet():
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
-        raise CaptureError(f"{path}: not an image OpenCV can decode (PNG, JPEG, BMP, TIFF, "
-                           f"WebP, ...)")
+        raise CaptureError(f"{path}: not an image OpenCV can decode ({_FORMATS})")
     return image
+
+
+def _refuse_oversized(path: str | Path, data: bytes) -> None:
+    """Raise :class:`CaptureError` if the header of the image in ``data`` declares more than
+    :data:`MAX_IMAGE_PIXELS`, or if Pillow knows no image format in it (every format OpenCV
+    decodes for a camera's frames, PNG, JPEG, BMP, TIFF, WebP, Pillow knows too)."""
+    try:
+        with warnings.catch_warnings():
+            # (Pillow warns of an image over its own limit, 89 megapixels, then opens it:
+            # the size is all that is wanted of it, and the refusal below says why)
+            warnings.simplefilter("ignore", PIL.Image.DecompressionBombWarning)
+            with PIL.Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+    except PIL.Image.DecompressionBombError:
+        # (Pillow's own refusal, past twice its limit: more than ours in any case)
+        raise CaptureError(f"{path}: an image of more than {MAX_IMAGE_PIXELS:,} pixels "
+                           f"declared (scale it down)") from None
+    except (PIL.UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        # (a damaged header raises what its format's parser raises: these, in Pillow)
+        raise CaptureError(f"{path}: not an image OpenCV can decode ({_FORMATS})") from exc
+    if width * height > MAX_IMAGE_PIXELS:
+        raise CaptureError(f"{path}: an image of {width:,} x {height:,} pixels declared, more "
+                           f"than {MAX_IMAGE_PIXELS:,} (scale it down)")
 
 
 @contextlib.contextmanager

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import struct
+import zlib
 from pathlib import Path
 
 import cv2
@@ -146,6 +148,56 @@ def test_files_that_are_no_frame_are_each_named_once_with_what_is_wrong(
     os.mkfifo(tmp_path / "pipe.png")  # no writer: reading it would wait for ever
     with pytest.raises(CaptureError, match="not a regular file"):
         read_image(tmp_path / "pipe.png")
+
+
+def _png_declaring(width: int, height: int, rows: int) -> bytes:
+    """A grey PNG declaring ``width`` x ``height`` pixels whose data holds ``rows`` rows of
+    zeros: all of them a decompression bomb of a few hundred kilobytes, none a truncated
+    PNG's header alone."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body)))
+    packer = zlib.compressobj(9)
+    row = bytes(1 + width)  # (the filter byte, then the row)
+    data = b"".join(packer.compress(row) for _ in range(rows)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data)
+            + chunk(b"IEND", b""))
+
+
+def test_an_image_declaring_more_pixels_than_a_camera_gives_is_refused_undecoded(
+        tmp_path: Path, enrolled, mocker, capsys) -> None:
+    """A file whose header declares a huge image (a decompression bomb: 12,000 x 12,000
+    pixels in 140 kB decode to 432 MB, 30,000 x 30,000 to 2.7 GB) is refused from its header,
+    with what it declares; so is a file too large to read, and classify goes on to the next."""
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(_png_declaring(12_000, 12_000, 12_000))
+    assert bomb.stat().st_size < 200_000
+    decode = mocker.spy(cv2, "imdecode")
+    with pytest.raises(CaptureError, match=r"12,000 x 12,000 pixels declared, more than "
+                                           r"100,000,000 \(scale it down\)"):
+        read_image(bomb)
+    huge = tmp_path / "huge.png"  # (past Pillow's own limit, which it refuses to open)
+    huge.write_bytes(_png_declaring(30_000, 30_000, 1))
+    with pytest.raises(CaptureError, match="more than 100,000,000 pixels declared"):
+        read_image(huge)
+    assert decode.call_count == 0
+    within = tmp_path / "within.png"
+    within.write_bytes(_png_declaring(800, 600, 600))
+    assert read_image(within).shape == (600, 800, 3)
+    mocker.patch("vision.capture.MAX_IMAGE_BYTES", within.stat().st_size - 1)
+    with pytest.raises(CaptureError, match=f"a file of {within.stat().st_size:,} bytes, more "
+                                           f"than the {within.stat().st_size - 1:,}"):
+        read_image(within)
+    mocker.stopall()
+    model = copy.copy(enrolled("anglo"))
+    model.name = "house"
+    model.save(tmp_path / "models")
+    assert main(["vision", "classify", "--deck", "house", "--models", str(tmp_path / "models"),
+                 str(bomb), str(within)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{bomb}: ") and "12,000 x 12,000 pixels declared" in lines[0]
+    assert lines[1].startswith(f"{within}: ")
 
 
 def test_enrolling_a_deck_hard_for_the_camera_warns(tmp_path: Path, enrolled, mocker, capsys
