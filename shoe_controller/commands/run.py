@@ -119,18 +119,18 @@ def run(args: argparse.Namespace) -> int:
                       "models": args.models, "cross_check": args.camera_cross_check}
     # Every option is checked before the journal is touched: a start that fails leaves
     # neither a new journal nor a session record in an existing one.
-    check_services(**extras_options, metrics=config.metrics_address())
     from shoe_controller.fleet.publisher import publisher_for
 
     publisher = publisher_for(config)  # the broker's URL and files are checked here too
+    checked = check_services(**extras_options, metrics=config.metrics_address())
+    extras_options["camera"] = checked.camera  # opened once: services reads from it
 
     stopping = StopSignals().install()
     stop, stopped_by = stopping.event, stopping.names
     taps = () if publisher is None else (publisher.on_record,)
-    with running_table(config, begin_session=False, record_taps=taps) as controller, services(
-        controller, **extras_options, console=sys.stdin if args.console else None,
-        metrics=config.metrics_address(), mqtt=publisher,
-    ) as extras:
+    with checked, running_table(config, begin_session=False, record_taps=taps) as controller, \
+            services(controller, **extras_options, console=sys.stdin if args.console else None,
+                     metrics=config.metrics_address(), mqtt=publisher) as extras:
         console: Any = None  # Console, or BlackjackConsole
         if not args.quiet:
             console = Console()

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Self
 
 from firmware_protocol.link import LinkConfig
 from shoe_controller import __version__
@@ -94,52 +95,88 @@ def running_table(config: RunConfig, *, usb_backend: Any = None,
         yield controller
 
 
+@dataclass
+class CheckedServices:
+    """What :func:`check_services` opened to check and leaves open for :func:`services`:
+    the camera, its first frame checked, and the deck it reads. Opened once, not closed
+    and opened again at once: a camera's start (its exposure settling, a stream's
+    connection) is paid once, and a driver slow to release the device is never asked for
+    it again; the deck is loaded once. Closing it (on leaving ``with``) closes the camera; closing it
+    after :func:`services` has closed the camera too is harmless."""
+
+    camera: OpenedCamera | None = None
+
+    def close(self) -> None:
+        if self.camera is not None:
+            self.camera.source.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class OpenedCamera:
+    """A camera source opened and checked against its deck (``model``): ``spec`` as given."""
+
+    spec: str
+    source: Any  # vision.capture.FrameSource (vision is imported only with --camera)
+    model: Any  # vision.model.DeckModel
+
+
 def check_services(*, http: Any = None, camera: str | None = None, deck: str | None = None,
                    models: str | None = None, cross_check: bool = False,
-                   metrics: tuple[str, int] | None = None) -> None:
+                   metrics: tuple[str, int] | None = None) -> CheckedServices:
     """What :func:`services` would fail on at start, checked before the journal is opened:
     options that go together, the enrolled deck, the camera source and its first frame
     (one of the deck's camera), the web listener, the metrics listener (``metrics``: host
-    and port)."""
-    if camera is None:
-        given = [name for name, value in (("--deck", deck), ("--models", models),
-                                          ("--camera-cross-check", cross_check)) if value]
-        if given:
-            raise ConfigError(f"{', '.join(given)}: only used with --camera")
-    elif not deck:
-        raise ConfigError("--camera needs --deck NAME (an enrolled deck: shoe vision enroll)")
-    else:
-        from vision.capture import open_source
-        from vision.model import DeckModel, models_dir
-        from vision.recognise import other_camera
+    and port). The camera is left open for :func:`services` (``camera=checked.camera``);
+    close the result if the start goes no further."""
+    checked = CheckedServices()
+    try:
+        if camera is None:
+            given = [name for name, value in (("--deck", deck), ("--models", models),
+                                              ("--camera-cross-check", cross_check)) if value]
+            if given:
+                raise ConfigError(f"{', '.join(given)}: only used with --camera")
+        elif not deck:
+            raise ConfigError("--camera needs --deck NAME (an enrolled deck: shoe vision enroll)")
+        else:
+            from vision.capture import open_source
+            from vision.model import DeckModel, models_dir
+            from vision.recognise import other_camera
 
-        model = DeckModel.load(deck, models_dir(models))
-        source = open_source(camera)
-        try:
+            model = DeckModel.load(deck, models_dir(models))
+            checked.camera = OpenedCamera(camera, open_source(camera), model)
             # One frame now: a camera that gives none, or gives frames of another size than
             # the deck was enrolled from (another camera, another resolution), would have
             # every card declined at the table.
-            other = other_camera(source.capture(), model)
-        finally:
-            source.close()
-        if other is not None:
-            raise ConfigError(f"--camera {camera}: {other}")
-    if http:
-        check_http(http)
-    if metrics is not None:
-        from shoe_controller.metrics import check_metrics_port
+            other = other_camera(checked.camera.source.capture(), model)
+            if other is not None:
+                raise ConfigError(f"--camera {camera}: {other}")
+        if http:
+            check_http(http)
+        if metrics is not None:
+            from shoe_controller.metrics import check_metrics_port
 
-        check_metrics_port(*metrics)
+            check_metrics_port(*metrics)
+    except BaseException:
+        checked.close()
+        raise
+    return checked
 
 
 @contextlib.contextmanager
 def services(controller: TableController, *, http: Any = None,
-             camera: str | None = None, deck: str | None = None, models: str | None = None,
-             cross_check: bool = False, console: Any = None,
+             camera: str | OpenedCamera | None = None, deck: str | None = None,
+             models: str | None = None, cross_check: bool = False, console: Any = None,
              metrics: tuple[str, int] | None = None, mqtt: Any = None) -> Iterator[Services]:
     """Start the dealer display (``http``: validated ``HttpSettings``, as
     ``RunConfig.http_settings()`` gives them, or an ``--http`` text served on loopback
-    without TLS), the camera fallback (``camera`` source with an enrolled ``deck``) and the
+    without TLS), the camera fallback (``camera`` source with an enrolled ``deck``, or the
+    camera :func:`check_services` opened) and the
     supervisor console (``console``: the lines to read, e.g. ``sys.stdin``) and the Prometheus
     metrics on a port of their own (``metrics``: host and port; the display serves them at
     ``/metrics`` anyway) and the MQTT publisher (``mqtt``: an unstarted
@@ -177,10 +214,13 @@ def services(controller: TableController, *, http: Any = None,
             from vision.model import DeckModel, models_dir
             from vision.recognise import Recogniser
 
-            if not deck:
+            if isinstance(camera, OpenedCamera):  # opened and checked by check_services
+                recogniser, source = Recogniser(camera.model), camera.source
+            elif not deck:
                 raise ConfigError("--camera needs --deck NAME (an enrolled deck: shoe vision enroll)")
-            recogniser = Recogniser(DeckModel.load(deck, models_dir(models)))
-            source = open_source(camera)
+            else:
+                recogniser = Recogniser(DeckModel.load(deck, models_dir(models)))
+                source = open_source(camera)
             stack.callback(source.close)
             def disagreement(found: Any) -> None:
                 controller.submit(CameraCheck(found.counter, found.scanner, found.camera.code,

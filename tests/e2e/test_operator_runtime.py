@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shoe_controller.errors import ConfigError
 from shoe_controller.journal import Journal
 
 from .processes import PROFILE, ProcessKeeper, journal_records, run_shoe_cli, shoe_command
@@ -189,7 +190,50 @@ def test_a_camera_of_the_deck_s_resolution_passes_the_start_checks(tmp_path: Pat
     _camera_deck(models)
     for width, height in ((960, 540), (540, 960)):  # (either way round: a camera turned)
         camera = _still(tmp_path / f"frame{width}.png", width, height)
-        check_services(camera=camera, deck="house", models=str(models))
+        with check_services(camera=camera, deck="house", models=str(models)) as checked:
+            assert checked.camera is not None and checked.camera.spec == camera
+
+
+def test_a_table_with_a_camera_runs_and_stops(tmp_path: Path, procs: ProcessKeeper) -> None:
+    """``shoe run --camera`` with a camera of the deck's resolution starts the table (the
+    camera the start check opened handed to the fallback) and stops on a signal."""
+    models = tmp_path / "models"
+    _camera_deck(models)
+    camera = _still(tmp_path / "frame.png", 960, 540)
+    run = procs.start(shoe_command(*run_cmd(tmp_path / "j.db", "--camera", camera, "--deck",
+                                            "house", "--models", str(models))), "run")
+    wait_for_text(run, "table running")
+    run.popen.send_signal(signal.SIGTERM)
+    assert run.wait(20) == 0
+    assert "table stopped (SIGTERM)" in run.stderr() and "Traceback" not in run.stderr()
+
+
+def test_the_camera_checked_at_start_is_the_one_the_table_reads(tmp_path: Path, mocker
+                                                                ) -> None:
+    """The camera is opened once: the start check's first frame is taken from the source the
+    table then reads, not closed and opened again, and the deck is loaded once. A start
+    that stops at the check closes it."""
+    import vision.capture
+    from shoe_controller.table.runtime import check_services, services
+    from vision.model import DeckModel
+
+    models = tmp_path / "models"
+    _camera_deck(models)
+    opened = mocker.spy(vision.capture, "open_source")
+    loaded = mocker.spy(DeckModel, "load")
+    closed = mocker.spy(vision.capture.ImageFileSource, "close")
+    camera = _still(tmp_path / "frame.png", 960, 540)
+    with check_services(camera=camera, deck="house", models=str(models)) as checked:
+        assert checked.camera is not None
+        with services(mocker.Mock(listeners=[]), camera=checked.camera) as started:
+            assert started.checks[-1].camera is checked.camera.source
+            assert closed.call_count == 0
+        assert closed.call_count == 1
+    assert opened.call_count == 1 and loaded.call_count == 1
+    other = _still(tmp_path / "small.png", 320, 240)
+    with pytest.raises(ConfigError, match="a frame of 320 x 240 pixels"):
+        check_services(camera=other, deck="house", models=str(models))
+    assert opened.call_count == 2 and closed.call_count == 3  # (1 and 2: services, the with)
 
 
 # -- 6: options that would be ignored; fatal errors as JSON ----------------------------------
