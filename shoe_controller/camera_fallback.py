@@ -11,7 +11,8 @@ a card that left the shoe unreported, carrying the card's ``counter``):
   thread journals it (a ``camera_read`` record) and the table plays the card with source
   ``camera``;
 - otherwise the misread stays latched, the supervisor enters the card by hand, and the log says
-  why the camera declined.
+  why the camera declined; it submits ``CameraDeclined(counter, "declined", reason)``, so the
+  dealer's remedy turns from "leave it under the camera" to "call a supervisor".
 
 Cross-check mode reads every card the scanner read too, and reports each *confident*
 disagreement (:func:`check_against_scanner`) to ``on_disagreement`` and the log; a camera that
@@ -20,10 +21,11 @@ declines is not a disagreement.
 A camera that gives no frame (its capture raises ``OSError``, as
 :class:`vision.capture.CaptureError` is: a camera unplugged, a stream that stopped) is a
 fault of the camera, not of the table: the card is not read (a misread stays latched for the
-supervisor, as when the camera declines), the log says so at error level, the metrics count
-it (outcome ``no_frame``), and the next card tries the camera again. Any other exception in
-the worker is a fault of the fallback itself and reaches the owner: it is passed to
-``on_error`` and re-raised by :meth:`check` and :meth:`close`.
+supervisor, as when the camera declines, with ``CameraDeclined(counter, "no_frame", ...)``),
+the log says so at error level, the metrics count it (outcome ``no_frame``), and the next card
+tries the camera again. Any other exception in the worker is a fault of the fallback itself
+and reaches the owner: it is passed to ``on_error`` and re-raised by :meth:`check` and
+:meth:`close`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from typing import Any, Protocol, Self
 import numpy as np
 
 from shoe_controller.cards import Card
-from shoe_controller.table.inputs import CameraRead, TableInput
+from shoe_controller.table.inputs import CameraDeclined, CameraRead, TableInput
 
 _UNREAD = ("misread", "counter_gap")
 """Pending cards whose face the shoe did not report (misread, or left unreported)."""
@@ -218,6 +220,8 @@ class CameraFallback:
                      else "not cross-checked")
             log.error("camera gave no frame for card %d (%s): %s", counter, exc, after,
                       extra={"counter": counter})
+            if purpose == "misread":  # (the dealer is told to call the supervisor now)
+                self.controller.submit(CameraDeclined(counter, "no_frame", str(exc)))
             return None
         read = self.recogniser.recognise(frame)
         return read, time.perf_counter() - started
@@ -244,6 +248,7 @@ class CameraFallback:
         self.outcomes.append(Outcome("declined", counter, None, read.confidence, reason))
         log.warning("camera could not read card %d (%s): the supervisor must enter it",
                     counter, reason, extra={"counter": counter})
+        self.controller.submit(CameraDeclined(counter, "declined", reason))
 
     def _cross_check(self, counter: int, scanner: Card | None) -> None:
         assert scanner is not None

@@ -56,6 +56,19 @@ class CameraRead(TableInput):
 
 
 @dataclass(frozen=True, slots=True)
+class CameraDeclined(TableInput):
+    """The camera fallback could not read the pending misread card (``counter``):
+    ``outcome`` is ``declined`` (it saw the card but was not sure enough) or ``no_frame``
+    (the camera gave no picture); ``reason`` says why, for the log and the journal. The
+    card stays pending for a supervisor; the dealer is told so."""
+
+    KIND: ClassVar[str] = "camera_declined"
+    counter: int
+    outcome: str = "declined"
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CameraCheck(TableInput):
     """Cross-check mode: the camera confidently read card ``counter`` as ``camera`` where
     the scanner read ``card``."""
@@ -174,6 +187,7 @@ INPUT_TYPES: dict[str, type[TableInput]] = {
         CardDrawn,
         CardMisread,
         CameraRead,
+        CameraDeclined,
         CameraCheck,
         ShoeEventInput,
         ButtonPressed,

@@ -37,6 +37,7 @@ from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
     CameraCheck,
+    CameraDeclined,
     CameraRead,
     CardDrawn,
     CardMisread,
@@ -129,6 +130,9 @@ class _Pending:
     reason: Irregularity
     card: Card | None
     due: Due
+    #: Why the camera could not read it ("declined", "no_frame"), once it said so: the
+    #: dealer then calls a supervisor instead of waiting for the camera.
+    camera: str = ""
 
 
 @dataclass
@@ -477,6 +481,12 @@ class Table:
             return
         self._resolve_pending(item.card, source="camera", actor=None)
 
+    def _on_camera_declined(self, item: CameraDeclined) -> None:
+        pending = self.pending
+        if pending is None or pending.reason not in _UNREAD or pending.counter != item.counter:
+            return  # (entered by a supervisor meanwhile: nobody waits for the camera now)
+        pending.camera = item.outcome
+
     def _on_camera_check(self, item: CameraCheck) -> None:
         self._latch(
             Irregularity.CAMERA_DISAGREES,
@@ -720,7 +730,7 @@ class Table:
         if self.alarm == "latched":
             first = self.latched[0]
             prompt, level = first.kind.prompt, Level.ERROR
-            detail = self._remedy(first.kind) + (f" ({first.detail})" if first.detail else "")
+            detail = self._remedy(first) + (f" ({first.detail})" if first.detail else "")
             lights = ("stop",)
         elif not self.link_up and connecting:
             prompt, level = "Connecting to the shoe...", Level.WAIT
@@ -787,15 +797,20 @@ class Table:
             return self.game.awaiting()
         return None
 
-    def _remedy(self, kind: Irregularity) -> str:
-        """What the dealer does about ``kind`` at this table (a misread is read by the
-        camera only where there is one)."""
-        if kind is Irregularity.MISREAD and self.settings.camera_fallback:
+    def _remedy(self, latched: Latched) -> str:
+        """What the dealer does about ``latched`` at this table: a misread is read by the
+        camera only where there is one, and once the camera has said it cannot read the
+        card, the dealer calls a supervisor."""
+        pending = self.pending
+        if (latched.kind in _UNREAD and pending is not None and pending.camera
+                and pending.counter == latched.counter):
+            return CAMERA_COULD_NOT_READ.get(pending.camera, CAMERA_COULD_NOT_READ["declined"])
+        if latched.kind is Irregularity.MISREAD and self.settings.camera_fallback:
             return MISREAD_REMEDY_WITH_CAMERA
-        return kind.remedy
+        return latched.kind.remedy
 
     def _latched_dict(self, latched: Latched) -> dict[str, Any]:
-        return {**latched.to_dict(), "remedy": self._remedy(latched.kind)}
+        return {**latched.to_dict(), "remedy": self._remedy(latched)}
 
     def _due_name(self, due: Due) -> str:
         """The due card as the dealer counts: "Player's 2nd card", "the 3rd burn card"."""
@@ -813,7 +828,7 @@ class Table:
             "pending": None if self.pending is None else (
                 self.pending.counter, self.pending.reason.value,
                 None if self.pending.card is None else self.pending.card.code,
-                self.pending.due.target),
+                self.pending.due.target, self.pending.camera),
             "lid_open": self.lid_open, "link_up": self.link_up, "cards_dealt": self.cards_dealt,
             "burn": [card.code for card in self.burn_cards], "strays": list(self.strays),
             "error_burn": [card.code for card in self.error_burn],
@@ -1074,6 +1089,11 @@ class Table:
 
 MISREAD_REMEDY_WITH_CAMERA = ("Leave the card face up under the camera: it reads the card; "
                               "if it cannot, a supervisor enters it.")
+#: The remedy once the camera has said it cannot read the card (``CameraDeclined.outcome``).
+CAMERA_COULD_NOT_READ = {
+    "declined": "The camera could not read it: call a supervisor to enter the card.",
+    "no_frame": "The camera gave no picture (check it): call a supervisor to enter the card.",
+}
 
 
 def _secret(due: Due) -> bool:

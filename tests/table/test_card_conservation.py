@@ -46,7 +46,7 @@ from shoe_controller.errors import ShoeError
 from shoe_controller.journal import Journal
 from shoe_controller.live.supervision import SupervisorAuthError
 from shoe_controller.table.fold import replay_records
-from shoe_controller.table.inputs import BettingCommand, CameraRead
+from shoe_controller.table.inputs import BettingCommand, CameraDeclined, CameraRead
 
 from .harness import PIN, SUPERVISOR, Harness
 
@@ -178,6 +178,14 @@ class CardConservation(RuleBasedStateMachine):
             card = self.h.physical_card(pending.counter)
             if card is not None:
                 self.h.controller.submit(CameraRead(pending.counter, card, 0.99))
+        self.h.settle()
+
+    @rule(outcome=st.sampled_from(["declined", "no_frame"]), stale=st.booleans())
+    def camera_cannot_read_a_card(self, outcome: str, stale: bool) -> None:
+        """The camera gives up on the pending card (or, late, on one resolved before)."""
+        pending = self.h.controller.table.pending
+        counter = self.h.controller.table.cards_dealt if pending is None else pending.counter
+        self.h.controller.submit(CameraDeclined(counter - stale, outcome, "in the test"))
         self.h.settle()
 
     @rule(action=st.sampled_from(["clear", "void_round", "end_shoe", "enter_card"]),

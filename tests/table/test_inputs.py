@@ -14,6 +14,7 @@ from shoe_controller.table.inputs import (
     BettingCommand,
     ButtonPressed,
     CameraCheck,
+    CameraDeclined,
     CameraRead,
     CardDrawn,
     CardMisread,
@@ -39,6 +40,7 @@ inputs = st.one_of(
     st.builds(CardDrawn, cards, counters, texts, st.integers(0, 100), st.booleans(), texts),
     st.builds(CardMisread, counters, texts, st.booleans()),
     st.builds(CameraRead, counters, cards, st.floats(0, 1)),
+    st.builds(CameraDeclined, counters, st.sampled_from(["declined", "no_frame"]), texts),
     st.builds(CameraCheck, counters, cards, texts, st.floats(0, 1)),
     st.builds(ShoeEventInput, texts, counters),
     st.builds(ButtonPressed, st.integers(0, 255)),
@@ -66,7 +68,7 @@ def test_round_trip_through_json(item) -> None:
 
 
 def test_every_kind_is_covered() -> None:
-    assert len(INPUT_TYPES) == 17
+    assert len(INPUT_TYPES) == 18
 
 
 @pytest.mark.parametrize(

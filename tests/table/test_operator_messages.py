@@ -19,6 +19,7 @@ from shoe_controller.journal import Journal
 from shoe_controller.logs import JsonLinesFormatter
 from shoe_controller.table.controller import TableController, dealer_reason
 from shoe_controller.table.inputs import (
+    CameraDeclined,
     CardMisread,
     LinkChanged,
     SessionStarted,
@@ -164,6 +165,39 @@ def test_the_misread_remedy_mentions_the_camera_only_where_there_is_one() -> Non
     misread_after_burn(with_camera)
     assert "camera" in with_camera.table.view().latched[0]["remedy"]
     assert "waiting for the camera" not in Irregularity.MISREAD.remedy
+
+
+def test_once_the_camera_cannot_read_the_card_the_dealer_is_told_to_call_a_supervisor(
+        ) -> None:
+    """The dealer leaves a misread card under the camera; when the camera says it cannot
+    read it (unsure, or no picture at all) the remedy says so at once, instead of leaving the
+    dealer waiting for a camera that has given up. A word about another card changes
+    nothing, the supervisor's entry resolves it as before, and the next misread starts
+    again from the camera."""
+    for outcome, said in (("declined", "The camera could not read it"),
+                          ("no_frame", "The camera gave no picture")):
+        driver = Driver()
+        driver.table.settings = TableSettings(camera_fallback=True)
+        misread_after_burn(driver)
+        waiting = driver.table.view()
+        assert waiting.latched[0]["remedy"].startswith("Leave the card face up under the camera")
+        driver.feed(CameraDeclined(driver.counter - 1, outcome, "another card"))
+        assert driver.table.view() == waiting
+        driver.feed(CameraDeclined(driver.counter, outcome, "index found alone unsure"))
+        view = driver.table.view()
+        assert view.latched[0]["remedy"].startswith(said)
+        assert "call a supervisor to enter the card" in view.latched[0]["remedy"]
+        assert view.detail.startswith(said) and view.detail.endswith("(Player's 2nd card)")
+        assert view.exit_locked and view.alarm == "latched"
+        driver.feed(SupervisorAction("enter_card", "alice", C("5C")))
+        assert driver.table.view().alarm == "ok"
+        driver.feed(CameraDeclined(driver.counter, outcome, "late"))  # entered: nothing waits
+        assert driver.table.view().alarm == "ok"
+        driver.step_to_card()
+        driver.counter += 1
+        driver.feed(CardMisread(driver.counter))
+        again = driver.table.view().latched[0]["remedy"]
+        assert again.startswith("Leave the card face up under the camera"), again
 
 
 # -- voids need a reason ------------------------------------------------------------------------

@@ -120,6 +120,8 @@ def test_a_camera_that_gives_no_frame_leaves_the_card_to_the_supervisor(
             assert f"camera gave no frame for card {counter}" in caplog.text
             assert "the supervisor must enter it" in caplog.text
             assert live.controller.table.alarm == "latched"
+            live.step_until(lambda: live.controller.table.view().latched[0]["remedy"]
+                            .startswith("The camera gave no picture"), "the dealer told")
             live.supervise("enter_card", card=unread.code)
             live.step_until(lambda: live.controller.table.alarm == "ok", "the card entered")
             live.play_to_end()
@@ -127,8 +129,52 @@ def test_a_camera_that_gives_no_frame_leaves_the_card_to_the_supervisor(
         (entered,) = records_of(live.records(), "supervisor", action="enter_card")
         assert entered.data["card"] == unread.code
         assert not records_of(live.records(), "camera_read")
+        (declined,) = records_of(live.records(), "camera_declined")
+        assert (declined.data["counter"], declined.data["outcome"]) == (counter, "no_frame")
+        assert "gave no frame" in declined.data["reason"]
         check_no_card_lost(live)
     source.close()
+
+
+def test_a_card_the_camera_declines_is_journalled_and_the_dealer_told(tmp_path: Path) -> None:
+    """A read under the threshold: the card is not played, the decline is journalled with
+    its reason, and the dealer's remedy says to call a supervisor."""
+    counter = PLAN.card(1, 2)
+    unread = CARDS[counter - 1]
+    camera = _Frames()
+    with live_table(tmp_path, CARDS, model=TableShoeModel(CARDS, misread_at=(counter,))) as live:
+        unsure = _Unsure(Card.from_code("QS" if unread.code != "QS" else "QH"), 0.4)
+        with CameraFallback(camera, unsure, 0.9, live.controller) as fallback:
+            live.step_until(lambda: live.controller.table.alarm == "latched", "the misread")
+            live.step_until(lambda: live.controller.table.view().latched[0]["remedy"]
+                            .startswith("The camera could not read it"), "the dealer told")
+            live.supervise("enter_card", card=unread.code)
+            live.play_to_end()
+            fallback.check()
+        (declined,) = records_of(live.records(), "camera_declined")
+        assert declined.data == {"counter": counter, "outcome": "declined",
+                                 "reason": "unsure between two cards"}
+        assert not records_of(live.records(), "camera_read")
+        check_no_card_lost(live)
+
+
+class _Frames:
+    def capture(self) -> np.ndarray:
+        return np.zeros((120, 160, 3), np.uint8)
+
+    def close(self) -> None:
+        pass
+
+
+class _Unsure:
+    """A recogniser whose every read is one card at one confidence, with a reason."""
+
+    def __init__(self, card: Card, confidence: float) -> None:
+        self.card, self.confidence = card, confidence
+        self.reason = "unsure between two cards"
+
+    def recognise(self, frame: np.ndarray) -> _Unsure:
+        return self
 
 
 class _NeverCalled:
