@@ -38,11 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from simulators.camera import all_cards, find_designs, render_deck, synthesise
 from vision.bench import measure
+from vision.cores import read_on_one_core
 from vision.detect import detect
 from vision.model import enroll
 from vision.recognise import Recogniser
@@ -99,7 +99,7 @@ def main() -> None:
                         "labels.csv, to read again with shoe vision bench) instead of a "
                         "temporary folder")
     args = parser.parse_args()
-    cv2.setNumThreads(1)
+    read_on_one_core()
     if args.fixed_cameras or args.full_deck:
         try:
             draws = [int(seed) for seed in args.draws.split(",")]

@@ -70,8 +70,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vision.cores import read_on_one_core
     from vision.model import LOCATED, DeckModel, models_dir
     from vision.roi import RoiError, parse_roi
+
+    read_on_one_core()  # the enrolment's and the reads' figures are one core's
 
     try:
         roi = parse_roi(args.roi) if getattr(args, "roi", None) else None
@@ -207,15 +210,12 @@ def _print_figures(result) -> None:  # type: ignore[no-untyped-def]
 
 def _holdout(args: argparse.Namespace, roi) -> int:  # type: ignore[no-untyped-def]
     """``shoe vision bench --enrol-per-card N DIR``: one core, a seeded draw."""
-    import cv2
-
     from vision.bench import holdout_bench
 
     if args.deck is not None:
         raise ShoeError("--enrol-per-card enrols its own deck: leave out --deck")
     if args.enrol_per_card < 2:
         raise ShoeError("--enrol-per-card: at least 2 photos per card")
-    cv2.setNumThreads(1)  # the figures are for one core
     held = holdout_bench(args.folder, args.enrol_per_card, args.seed, roi)
     if args.json:
         print(json.dumps({"folder": str(args.folder), "roi": roi, **held.to_dict()}))

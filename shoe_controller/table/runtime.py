@@ -211,8 +211,11 @@ def services(controller: TableController, *, http: Any = None,
         if camera:
             from shoe_controller.camera_fallback import CameraFallback
             from vision.capture import open_source
+            from vision.cores import read_on_one_core
             from vision.model import DeckModel, models_dir
             from vision.recognise import Recogniser
+
+            read_on_one_core()  # (a read spinning on the second core: twice the CPU)
 
             if isinstance(camera, OpenedCamera):  # opened and checked by check_services
                 recogniser, source = Recogniser(camera.model), camera.source

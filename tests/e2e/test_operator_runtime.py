@@ -236,6 +236,31 @@ def test_the_camera_checked_at_start_is_the_one_the_table_reads(tmp_path: Path, 
     assert opened.call_count == 2 and closed.call_count == 3  # (1 and 2: services, the with)
 
 
+def test_a_table_that_reads_cards_reads_them_on_one_core(tmp_path: Path, mocker) -> None:
+    """With a camera, the process keeps OpenCV and numpy's BLAS to one thread each: BLAS's
+    second thread spun waiting, twice the CPU of a read for the same cards (vision/cores.py)."""
+    import cv2
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from shoe_controller.table.runtime import check_services, services
+
+    models = tmp_path / "models"
+    _camera_deck(models)
+    camera = _still(tmp_path / "frame.png", 960, 540)
+    threads = cv2.getNumThreads()
+    try:
+        with threadpool_limits(2, user_api="blas"):  # (as numpy starts; restored after)
+            cv2.setNumThreads(2)
+            with check_services(camera=camera, deck="house", models=str(models)) as checked, \
+                    services(mocker.Mock(listeners=[]), camera=checked.camera):
+                assert cv2.getNumThreads() == 1
+                blas = [pool["num_threads"] for pool in threadpool_info()
+                        if pool["user_api"] == "blas"]
+                assert blas and set(blas) == {1}
+    finally:
+        cv2.setNumThreads(threads)
+
+
 # -- 6: options that would be ignored; fatal errors as JSON ----------------------------------
 
 
