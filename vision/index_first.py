@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from vision.card_edges import edges_on_frame
+from vision.partial import SIZE_MARGIN
 from vision.quad import CARD_CORNERS, CARD_SIZE, rectify
 
 if TYPE_CHECKING:
@@ -37,8 +38,9 @@ if TYPE_CHECKING:
     from vision.partial import CardShape
 
 SIZE_SLACK = 1.2
-"""How much smaller or larger than the deck's enrolment cards (their least and greatest
-short side in the frame) a card found by its index may be."""
+"""How much smaller than the deck's enrolment cards (their least short side in the frame) a
+card found by its index may be, and how much larger than the greatest for the window its
+glyphs' ink is told from the paper in."""
 INK_CONTRAST = 8
 """Grey levels darker than the mean around it that a glyph's ink is: less than the 12 of
 :func:`vision.roi.glyph_boxes` (a fixed camera's close view), as a thin red rank in a dim
@@ -79,11 +81,16 @@ def placements(frame: np.ndarray, geometry: IndexGeometry, shape: CardShape
     # Rank-to-suit step in frame pixels (square pixels): the card's short side in the frame
     # over the rectified card's width, times the step in rectified pixels.
     step = geometry.step_length * card_height / card_width
-    least, most = shape.sizes[0] * step / SIZE_SLACK, shape.sizes[1] * step * SIZE_SLACK
+    # As much larger than the enrolment's cards as a card found by its outline may be
+    # (SIZE_MARGIN): a card held up towards the camera shows larger than any lying on the
+    # table (cardai s2's 2H_s2_26, held in both hands: 1.37 times draw 2024's largest).
+    least, most = shape.sizes[0] * step / SIZE_SLACK, shape.sizes[1] * step * SIZE_MARGIN
     rank_per_step = geometry.rank_height / geometry.step_length
     blue, green, red = cv2.split(frame)
     dark = cv2.min(cv2.min(blue, green), red)  # red ink as dark as black
-    block = int(2 * most * rank_per_step * max(shape.stretch, 1.0)) | 1
+    # (the ink's window as before: wider, it would change the ink of every frame searched)
+    block = int(2 * shape.sizes[1] * step * SIZE_SLACK * rank_per_step
+                * max(shape.stretch, 1.0)) | 1
     ink = cv2.adaptiveThreshold(dark, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV,
                                 max(block, 3), INK_CONTRAST)
     # Grana's block-based labelling (BBDT): the same labels and statistics as OpenCV's
