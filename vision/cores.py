@@ -16,12 +16,17 @@ At a table the other core is the controller's, the dealer display's and the jour
 
 from __future__ import annotations
 
+import os
+
 import cv2
 from threadpoolctl import threadpool_limits
 
 
 def read_on_one_core() -> None:
-    """Keep OpenCV and the BLAS numpy uses to one thread, for the whole process (the
-    libraries loaded now: call it after importing numpy, as importing this module does)."""
+    """Keep OpenCV and every BLAS to one thread, for the whole process: those loaded now,
+    and those loaded later (scipy's own OpenBLAS comes with ``scipy.optimize``, which the
+    pips' reader imports when it first reads), which read ``OPENBLAS_NUM_THREADS`` as
+    they load."""
     cv2.setNumThreads(1)
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     threadpool_limits(1, user_api="blas")

@@ -236,9 +236,11 @@ def test_the_camera_checked_at_start_is_the_one_the_table_reads(tmp_path: Path, 
     assert opened.call_count == 2 and closed.call_count == 3  # (1 and 2: services, the with)
 
 
-def test_a_table_that_reads_cards_reads_them_on_one_core(tmp_path: Path, mocker) -> None:
-    """With a camera, the process keeps OpenCV and numpy's BLAS to one thread each: BLAS's
-    second thread spun waiting, twice the CPU of a read for the same cards (vision/cores.py)."""
+def test_a_table_that_reads_cards_reads_them_on_one_core(tmp_path: Path, mocker,
+                                                         monkeypatch) -> None:
+    """With a camera, the process keeps OpenCV and every BLAS to one thread each, numpy's
+    and the one scipy.optimize brings when the pips' reader first needs it: BLAS's second
+    thread spun waiting, twice the CPU of a read for the same cards (vision/cores.py)."""
     import cv2
     from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -248,12 +250,15 @@ def test_a_table_that_reads_cards_reads_them_on_one_core(tmp_path: Path, mocker)
     _camera_deck(models)
     camera = _still(tmp_path / "frame.png", 960, 540)
     threads = cv2.getNumThreads()
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)  # (restored after the test)
     try:
         with threadpool_limits(2, user_api="blas"):  # (as numpy starts; restored after)
             cv2.setNumThreads(2)
             with check_services(camera=camera, deck="house", models=str(models)) as checked, \
                     services(mocker.Mock(listeners=[]), camera=checked.camera):
                 assert cv2.getNumThreads() == 1
+                import scipy.optimize  # noqa: F401 - (loads a BLAS of its own, if not yet)
+
                 blas = [pool["num_threads"] for pool in threadpool_info()
                         if pool["user_api"] == "blas"]
                 assert blas and set(blas) == {1}
