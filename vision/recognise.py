@@ -98,8 +98,10 @@ class Recogniser:
         start = time.perf_counter()
         read = self._recognise(frame, start)
         if read.card is not None and self.model.missing:
-            return self._unless_missing(read, start)
-        return read
+            read = self._unless_missing(read, start)
+        # The whole read's time: a read decided, then borne out by a further check (a whole
+        # card's index read, most often), carries the time it was decided at.
+        return replace(read, seconds=time.perf_counter() - start)
 
     def _unless_missing(self, read: Recognition, start: float) -> Recognition:
         """A read declined when the deck lacks a card that shares its rank or its suit
