@@ -24,8 +24,8 @@ from shoe_controller.errors import ShoeError
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
 
 MAX_IMAGE_PIXELS = 100_000_000
-"""The largest image file read (a hundred megapixels: twelve times a 4K frame, a phone's
-photo at full size). A file's header can declare far more than its bytes hold: a PNG of
+"""The largest image file read (a hundred megapixels: twelve times a 4K frame, most
+phones' photos at full size). A file's header can declare far more than its bytes hold: a PNG of
 under a megabyte declaring 30,000 x 30,000 pixels took OpenCV 13 s and 5.3 GB to decode
 (measured), so the size is read from the header first and a larger image refused undecoded."""
 
@@ -64,9 +64,10 @@ def read_image(path: str | Path) -> np.ndarray:
         # (a named pipe or a device would be read until its writer stops: perhaps never)
         raise CaptureError(f"{path}: not a regular file (a pipe or a device), not an image")
     try:
-        if file.is_file() and file.stat().st_size > MAX_IMAGE_BYTES:
-            raise CaptureError(f"{path}: a file of {file.stat().st_size:,} bytes, more than "
-                               f"the {MAX_IMAGE_BYTES:,} an image is read from")
+        size = file.stat().st_size if file.is_file() else 0
+        if size > MAX_IMAGE_BYTES:
+            raise CaptureError(f"{path}: a file of {size:,} bytes, more than the "
+                               f"{MAX_IMAGE_BYTES:,} an image is read from")
         data = file.read_bytes()
     except FileNotFoundError:
         raise CaptureError(f"{path}: no such file") from None

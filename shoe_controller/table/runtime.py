@@ -101,8 +101,8 @@ class CheckedServices:
     the camera, its first frame checked, and the deck it reads. Opened once, not closed
     and opened again at once: a camera's start (its exposure settling, a stream's
     connection) is paid once, and a driver slow to release the device is never asked for
-    it again; the deck is loaded once. Closing it (on leaving ``with``) closes the camera; closing it
-    after :func:`services` has closed the camera too is harmless."""
+    it again; the deck is loaded once. Closing it (on leaving ``with``) closes the camera;
+    closing it after :func:`services` has closed the camera too is harmless."""
 
     camera: OpenedCamera | None = None
 
