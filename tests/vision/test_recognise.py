@@ -389,7 +389,7 @@ def test_an_index_found_alone_never_overturns_a_read_nearly_sure_of_another_card
         assert read.card is None and read.best_guess == index_card, read
         assert "as TD, and its index found alone as TH" in read.reason, read
     else:
-        assert read == by_index
+        assert replace(read, seconds=by_index.seconds) == by_index  # (timed as a whole)
 
 
 @pytest.mark.parametrize("shape", [(10,), (480, 640), (480, 640, 4)])
