@@ -68,6 +68,8 @@ class Recognition:
     best_guess: Card | None
     reason: str
     seconds: float
+    """The whole read's wall time, stamped by :meth:`Recogniser.recognise` as it returns (0
+    in the reads of its searches it is made of)."""
     runner_up: Card | None = None
     """The nearest other card of the read (None if it had none): with ``best_guess``, the
     cards an unsure read hesitated between."""
@@ -96,14 +98,14 @@ class Recogniser:
 
     def recognise(self, frame: np.ndarray) -> Recognition:
         start = time.perf_counter()
-        read = self._recognise(frame, start)
+        read = self._recognise(frame)
         if read.card is not None and self.model.missing:
-            read = self._unless_missing(read, start)
-        # The whole read's time: a read decided, then borne out by a further check (a whole
-        # card's index read, most often), carries the time it was decided at.
+            read = self._unless_missing(read)
+        # Timed here, as a whole: a read decided, then borne out by a further check (a whole
+        # card's index read, most often), is the whole of the work.
         return replace(read, seconds=time.perf_counter() - start)
 
-    def _unless_missing(self, read: Recognition, start: float) -> Recognition:
+    def _unless_missing(self, read: Recognition) -> Recognition:
         """A read declined when the deck lacks a card that shares its rank or its suit
         (:attr:`vision.model.DeckModel.missing`): the card the deck never saw is read as
         the nearest it knows, which is most often a card of the same suit a pip or two
@@ -120,19 +122,19 @@ class Recogniser:
         return Recognition(None, 0.0, read.distance, card,
                            f"reads as {card.code}, but deck {self.model.name!r} was not "
                            f"enrolled with {shown} (same rank or suit; enrol it again with "
-                           f"them)", time.perf_counter() - start)
+                           f"them)", 0.0)
 
-    def _recognise(self, frame: np.ndarray, start: float) -> Recognition:
+    def _recognise(self, frame: np.ndarray) -> Recognition:
         if (other := other_camera(frame, self.model)) is not None:
-            return _other_camera(other, start)
+            return _other_camera(other)
         if self.model.roi is not None:  # a fixed camera: the region is the index
-            return self._decide(self.model.read(frame), start)
-        read = self._read_outline(frame, start)
+            return self._decide(self.model.read(frame))
+        read = self._read_outline(frame)
         corners = self.model.corners
         if read.card is None and not read.conclusive and corners is not None:
             # No card read by its outline, whole or in part: its index may still show whole
             # (a hand over the rest of the card, the frame cutting two sides).
-            by_index = self._read_index_alone(frame, corners, start, read.best_guess)
+            by_index = self._read_index_alone(frame, corners, read.best_guess)
             if by_index is not None and by_index.card is not None:
                 if (read.best_guess not in (None, by_index.card)
                         and read.surety >= CONTRARY_SURETY
@@ -145,7 +147,7 @@ class Recogniser:
                         None, 0.0, by_index.distance, by_index.card,
                         f"the card found by its outline reads, unsurely, as "
                         f"{read.best_guess.code}, and its index found alone as "
-                        f"{by_index.card.code}", time.perf_counter() - start,
+                        f"{by_index.card.code}", 0.0,
                         read.best_guess)
                 return by_index
             if (by_index is not None and read.best_guess is None
@@ -158,7 +160,7 @@ class Recogniser:
                 return replace(by_index, reason=f"no card outline found; {by_index.reason}")
         return read
 
-    def _read_outline(self, frame: np.ndarray, start: float) -> Recognition:
+    def _read_outline(self, frame: np.ndarray) -> Recognition:
         """The card found by its outline (whole, with a looser mask, or in part) and read."""
         work = work_frame(frame)  # (made once: every search below starts from it)
         quad, hand = survey(frame, work=work)
@@ -173,19 +175,19 @@ class Recogniser:
             if second is not None and (match is None or second.distance < match.distance):
                 match, found = second, retry  # (its index is the one to check)
         if match is None and self.model.corners is not None:
-            return self._read_corner(frame, self.model.corners, hand, start, work)
+            return self._read_corner(frame, self.model.corners, hand, work)
         if (found is not None and self.model.corners is not None
                 and not self.model.corners.shape.fits_size(found.quad)):
-            return _other_size(found.quad, self.model.corners, start)
+            return _other_size(found.quad, self.model.corners)
         if match is None:
             # Also a card partly out of the frame, or under a hand along a whole side:
             # what shows may be part of a card, never read.
             return Recognition(None, 0.0, float("inf"), None,
                                "no card found in the frame (none, or not all of it in view)",
-                               time.perf_counter() - start)
-        decided = self._decide(match, start)
+                               0.0)
+        decided = self._decide(match)
         if decided.card is not None and found is not None and self.model.corners is not None:
-            return self._check_index(frame, found, decided, self.model.corners, start)
+            return self._check_index(frame, found, decided, self.model.corners)
         if decided.card is None and found is not None and self.model.corners is not None:
             corners = self.model.corners
             # Not taken whole. Its index and pips are read through the quad only if it has
@@ -193,32 +195,32 @@ class Recogniser:
             # it (the simulated camera's QH_s1_17 of seed 7, its paper fading into the dark
             # at the frame's edge: the squat quad's index, a Q drawn wider, read as KH).
             if corners.shape.fits_aspect(found.quad):
-                through = self._read_through(frame, found, match, corners, start)
+                through = self._read_through(frame, found, match, corners)
                 if through is not None:
                     return through
             # The card as found may be wrong (a hand taken in with it, or only part of it),
             # and the searches for a card in part may find it as it is.
-            in_part = self._read_corner(frame, corners, hand, start, work)
+            in_part = self._read_corner(frame, corners, hand, work)
             if in_part.card is not None:
                 return in_part
         return decided
 
     def _read_through(self, frame: np.ndarray, found: Detection, match: Match,
-                      corners: CornerReader, start: float) -> Recognition | None:
+                      corners: CornerReader) -> Recognition | None:
         """A whole card the whole-card read did not take (unsure, or unlike the deck as a
         whole: a hand's shadow over the pips, a blur), read by its index alone, under the
         index's own limits, at the corners wholly in the frame; failing that, a number
         card's pips may still say which of the cards the two reads named it is. None when
         neither reads it."""
         by_index = self._read_index(found.card, _usable(frame, found, corners), corners,
-                                    start, whole=match)
+                                    whole=match)
         if by_index is not None and by_index.card is not None:
             return by_index
         named = (match.card, match.runner_up, None if by_index is None else by_index.best_guess)
-        return self._read_pips(found.card, named, match.distance, start)
+        return self._read_pips(found.card, named, match.distance)
 
     def _check_index(self, frame: np.ndarray, found: Detection, decided: Recognition,
-                     corners: CornerReader, start: float) -> Recognition:
+                     corners: CornerReader) -> Recognition:
         """A whole card read as one card is taken only if its index does not say another.
         The pips of two cards of a suit can differ by little (a 6 and an 8: two pips), and
         the whole-card deck may lack a card of the house's deck (one with too few whole
@@ -237,16 +239,16 @@ class Recogniser:
             return decided
         return Recognition(None, 0.0, decided.distance, decided.card,
                            f"the card reads as {decided.card.code} but its index as "
-                           f"{index.code}", time.perf_counter() - start, conclusive=True)
+                           f"{index.code}", 0.0, conclusive=True)
 
     def _read_corner(self, frame: np.ndarray, corners: CornerReader, hand: CardInPart | None,
-                     start: float, work: WorkFrame) -> Recognition:
+                     work: WorkFrame) -> Recognition:
         """A card the frame's edge cuts, or a hand borders, by an index corner wholly in
         view (between two sides on the table); ``work``, the frame's
         :func:`vision.detect.work_frame`."""
         partial = find_in_part(frame, corners.shape, corners.box, hand, work)
         if partial is not None and not corners.shape.fits_size(partial.quad):
-            return _other_size(partial.quad, corners, start)
+            return _other_size(partial.quad, corners)
         if partial is not None and not (
                 corners.shape.fits_aspect(partial.quad)
                 and corners.shape.fits_size(partial.quad, smaller=PART_SIZE_MARGIN)):
@@ -256,17 +258,16 @@ class Recogniser:
         read = None
         if partial is not None:
             card = rectify(frame, partial.quad)
-            read = self._read_index(card, partial.usable, corners, start)
+            read = self._read_index(card, partial.usable, corners)
             if (read is not None and read.card is None
                     and read.distance <= corners.max_distance):
                 # Its index unsure: the pips in view may say which of its two cards it is.
-                by_pips = self._read_pips_in_view(card, in_view(frame, partial.quad), read,
-                                                  start)
+                by_pips = self._read_pips_in_view(card, in_view(frame, partial.quad), read)
                 read = read if by_pips is None else by_pips
         if read is None or partial is None:
             return Recognition(None, 0.0, float("inf"), None,
                                "no card found in the frame (none, or too little of it in "
-                               "view to read an index corner)", time.perf_counter() - start)
+                               "view to read an index corner)", 0.0)
         if read.card is not None and partial.also is not None:
             # Beside a hand: the same index, read through the card completed from the
             # side opposite the hand, must be the same card (see vision.partial.readable_in_part).
@@ -276,10 +277,10 @@ class Recogniser:
                 return Recognition(None, 0.0, read.distance, read.card,
                                    f"the index beside a hand reads as {read.card.code}, "
                                    f"or as {said} from the side opposite the hand",
-                                   time.perf_counter() - start, conclusive=True)
+                                   0.0, conclusive=True)
         return read
 
-    def _read_index_alone(self, frame: np.ndarray, corners: CornerReader, start: float,
+    def _read_index_alone(self, frame: np.ndarray, corners: CornerReader,
                           seconded: Card | None) -> Recognition | None:
         """A card placed by an index found without its outline (:mod:`vision.index_first`),
         under the corner reader's limits (a threshold set by hand raises them), or over
@@ -302,11 +303,11 @@ class Recogniser:
         elif not by_hand and self._glyphs_bear_out(corners, match, threshold, [found.card]):
             threshold = SECOND_READ_FLOOR
         return _unless_ink_contradicts(
-            self._decide(match, start, corners.max_distance, threshold, "index found alone "),
-            found.card, (0,), corners, start)
+            self._decide(match, corners.max_distance, threshold, "index found alone "),
+            found.card, (0,), corners)
 
     def _read_index(self, card: np.ndarray, usable: tuple[int, ...], corners: CornerReader,
-                    start: float, whole: Match | None = None) -> Recognition | None:
+                    whole: Match | None = None) -> Recognition | None:
         """A rectified card by its ``usable`` index corners; the corner reader's own
         limits, and a threshold set by hand raises its threshold too. ``whole``: the card's
         whole-card read, when already made (else made here if a second read is needed).
@@ -348,16 +349,16 @@ class Recogniser:
             # second read of the same glyphs by unlike features (:mod:`vision.index_glyphs`).
             threshold = SECOND_READ_FLOOR
         return _unless_ink_contradicts(
-            self._decide(match, start, corners.max_distance, threshold, "index corner "),
-            card, usable, corners, start)
+            self._decide(match, corners.max_distance, threshold, "index corner "),
+            card, usable, corners)
 
     def _pip_reader(self) -> PipReader | None:
         """The deck's pips (:mod:`vision.pips`), unless it learnt none or a threshold was
         set by hand (a stricter deck: its appearance reads alone)."""
         return self.model.pips if self.threshold == self.model.threshold else None
 
-    def _read_pips(self, card: np.ndarray, named: tuple[Card | None, ...], distance: float,
-                   start: float) -> Recognition | None:
+    def _read_pips(self, card: np.ndarray, named: tuple[Card | None, ...], distance: float
+                   ) -> Recognition | None:
         """The rectified whole ``card`` by its pips (:mod:`vision.pips`), where the reads by
         its appearance (the whole card's best and runner-up, its index's best) unsurely
         ``named`` exactly one card of the pips' rank, and it is one whose pips they match.
@@ -380,10 +381,10 @@ class Recogniser:
         if card_index(taken) not in read.labels:
             return None
         return Recognition(taken, 1.0 - read.offset / pips.tolerance, distance, taken, "",
-                           time.perf_counter() - start)
+                           0.0)
 
-    def _read_pips_in_view(self, card: np.ndarray, view: np.ndarray, unsure: Recognition,
-                           start: float) -> Recognition | None:
+    def _read_pips_in_view(self, card: np.ndarray, view: np.ndarray, unsure: Recognition
+                           ) -> Recognition | None:
         """A rectified ``card`` the frame cuts (``view``: :func:`vision.quad.in_view`),
         whose index read ``unsure`` hesitated between two number cards, by its pips in view
         (:meth:`vision.pips.PipReader.read_in_view`): taken when they match one of the two,
@@ -408,7 +409,7 @@ class Recogniser:
             return None
         (card_read,) = taken
         return Recognition(card_read, 1.0 - seen.offset / pips.tolerance, unsure.distance,
-                           card_read, "", time.perf_counter() - start)
+                           card_read, "", 0.0)
 
     def _corner_threshold(self, corners: CornerReader, card: Card) -> tuple[float, bool]:
         """The threshold an index read alone as ``card`` must reach: the corner reader's
@@ -436,7 +437,7 @@ class Recogniser:
             whole = self.model.match(card)
         return whole.card == index and whole.distance <= self.model.max_distance
 
-    def _decide(self, match: Match, start: float, max_distance: float | None = None,
+    def _decide(self, match: Match, max_distance: float | None = None,
                 threshold: float | None = None, what: str = "") -> Recognition:
         max_distance = self.model.max_distance if max_distance is None else max_distance
         threshold = self.threshold if threshold is None else threshold
@@ -451,12 +452,12 @@ class Recogniser:
                       f" (confidence {match.confidence:.3f} < {threshold:.3f})")
         confidence = 0.0 if unlike else match.confidence
         return Recognition(None if reason else match.card, confidence, match.distance,
-                           match.card, reason, time.perf_counter() - start, match.runner_up,
+                           match.card, reason, 0.0, match.runner_up,
                            surety=confidence / threshold if threshold > 0 else 0.0)
 
 
 def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[int, ...],
-                            corners: CornerReader, start: float) -> Recognition:
+                            corners: CornerReader) -> Recognition:
     """An index read taken, declined when the colour of its ink plainly contradicts the
     card it names (:mod:`vision.ink`: a black TS read as TD by its shape), as far as the
     deck's camera shows colour (``corners.red_ink``); ``card``: the rectified card, read at
@@ -470,7 +471,7 @@ def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[i
         return read
     return Recognition(None, 0.0, read.distance, read.card,
                        f"the index reads as {read.card.code}, but its ink is {ink}",
-                       time.perf_counter() - start, read.runner_up)
+                       0.0, read.runner_up)
 
 
 def _match_of(read: CornerRead) -> Match:
@@ -499,17 +500,17 @@ def other_camera(frame: np.ndarray, model: DeckModel) -> str | None:
             f"(enrol the deck again)")
 
 
-def _other_camera(reason: str, start: float) -> Recognition:
+def _other_camera(reason: str) -> Recognition:
     """A frame not from the deck's camera (:func:`other_camera`): from another camera, or
     this one set to another resolution, where the deck's limits (the card's size, its
     look) were never measured. (A cardai deck, whose camera gives 960 x 540 frames, read
     ece395's 172 x 147 9H_c as 9H: the card was 114 pixels across, just within the sizes it
     allows.)"""
-    return Recognition(None, 0.0, float("inf"), None, reason, time.perf_counter() - start,
+    return Recognition(None, 0.0, float("inf"), None, reason, 0.0,
                        conclusive=True)
 
 
-def _other_size(quad: np.ndarray, corners: CornerReader, start: float) -> Recognition:
+def _other_size(quad: np.ndarray, corners: CornerReader) -> Recognition:
     """A card not of the size this deck's camera showed its cards at enrolment
     (:meth:`vision.partial.CardShape.fits_size`): under another camera, or the camera has
     moved, and another camera's card of the same rank and suit is not this deck's card
@@ -519,5 +520,5 @@ def _other_size(quad: np.ndarray, corners: CornerReader, start: float) -> Recogn
     return Recognition(None, 0.0, float("inf"), None,
                        f"a card {corners.shape.size(quad):.0f} pixels wide, where this deck's "
                        f"were {low:.0f} to {high:.0f} at enrolment: another camera, or the "
-                       "camera moved (enrol it again)", time.perf_counter() - start,
+                       "camera moved (enrol it again)", 0.0,
                        conclusive=True)

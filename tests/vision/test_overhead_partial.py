@@ -650,7 +650,7 @@ def test_an_index_beside_a_hand_is_declined_when_the_far_side_reads_another_card
         found = PartialCard(quads[0].astype(np.float32), (0,),
                             None if also is None else also.astype(np.float32))
         monkeypatch.setattr("vision.recognise.find_in_part", lambda *_: found)
-        return recogniser._read_corner(frame, reader, None, 0.0, work_frame(frame))
+        return recogniser._read_corner(frame, reader, None, work_frame(frame))
 
     alone = read_with(None)
     assert alone.card == card_of(0), alone
@@ -709,7 +709,7 @@ def test_an_index_read_needs_its_own_card_s_threshold(monkeypatch: pytest.Monkey
     deck = _deck_with_corners()
     assert deck.corners is not None
     read = Recogniser(deck)._read_index_alone(np.zeros((480, 640, 3), np.uint8), deck.corners,
-                                              0.0, None)
+                                              None)
     assert read is not None and read.best_guess == card_of(label)
     assert (read.card is not None) is taken
     if not taken:

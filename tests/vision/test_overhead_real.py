@@ -203,7 +203,7 @@ def test_a_card_no_outline_finds_is_read_by_its_index_alone(
     assert held_2024.model.corners.geometry is not None
     recogniser = Recogniser(held_2024.model)
     frame = read_image(HEARTS / f"{name}.jpg")
-    by_outline = recogniser._read_outline(frame, 0.0)
+    by_outline = recogniser._read_outline(frame)
     assert by_outline.card is None and not by_outline.conclusive, by_outline
     read = recogniser.recognise(frame)
     assert read.card == Card.from_code(code), read
@@ -261,7 +261,7 @@ def test_an_index_found_alone_but_unsure_is_declined_with_its_guess_not_as_no_ca
     assert model is not None and model.corners is not None
     recogniser = Recogniser(model)
     frame = read_image(HEARTS / "4H_s2_25.jpg")
-    assert recogniser._read_outline(frame, 0.0).best_guess is None
+    assert recogniser._read_outline(frame).best_guess is None
     read = recogniser.recognise(frame)
     assert read.card is None and read.best_guess == Card.from_code("4H"), read
     assert read.confidence < model.corners.threshold, read

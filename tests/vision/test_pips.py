@@ -195,7 +195,7 @@ def test_the_pips_choose_among_the_cards_the_reads_named(
     model = SimpleNamespace(pips=reader, threshold=0.2)
     card = drawn(8, RED, np.random.default_rng(11))
     cards = tuple(None if code is None else Card.from_code(code) for code in named)
-    read = Recogniser(model)._read_pips(card, cards, 0.4, 0.0)  # type: ignore[arg-type]
+    read = Recogniser(model)._read_pips(card, cards, 0.4)  # type: ignore[arg-type]
     assert (None if read is None else read.card) == (
         None if taken is None else Card.from_code(taken))
     if read is not None:
@@ -206,7 +206,7 @@ def test_a_threshold_set_by_hand_leaves_the_pips_out(reader: PipReader) -> None:
     model = SimpleNamespace(pips=reader, threshold=0.2)
     card = drawn(8, RED, np.random.default_rng(12))
     stricter = Recogniser(model, threshold=0.5)  # type: ignore[arg-type]
-    assert stricter._read_pips(card, (Card.from_code("8H"), None), 0.4, 0.0) is None
+    assert stricter._read_pips(card, (Card.from_code("8H"), None), 0.4) is None
 
 
 def cut(at: float, side: str) -> np.ndarray:
@@ -276,7 +276,7 @@ def test_the_pips_in_view_choose_between_the_two_cards_an_index_named(
     ace[view == 0] = 0
     first, second = (Card.from_code(code) for code in named)
     unsure = Recognition(None, 0.1, 0.5, first, "index corner unsure", 0.0, second)
-    read = Recogniser(model)._read_pips_in_view(ace, view, unsure, 0.0)  # type: ignore[arg-type]
+    read = Recogniser(model)._read_pips_in_view(ace, view, unsure)  # type: ignore[arg-type]
     assert (None if read is None else read.card) == (
         None if taken is None else Card.from_code(taken))
 
@@ -301,7 +301,7 @@ def test_the_pips_in_view_never_choose_between_two_suits(reader: PipReader) -> N
         unsure = Recognition(None, 0.01, 0.5, Card.from_code(first), "index corner unsure",
                              0.0, Card.from_code(second))
         assert Recogniser(model)._read_pips_in_view(  # type: ignore[arg-type]
-            ace, view, unsure, 0.0) is None
+            ace, view, unsure) is None
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers()

@@ -381,9 +381,9 @@ def test_an_index_found_alone_never_overturns_a_read_nearly_sure_of_another_card
                          "index corner unsure", 0.0, Card.from_code("TS"),
                          surety=surety)
     by_index = Recognition(index_card, 0.36, 0.47, index_card, "", 0.0)
-    monkeypatch.setattr(Recogniser, "_read_outline", lambda self, frame, start: unsure)
+    monkeypatch.setattr(Recogniser, "_read_outline", lambda self, frame: unsure)
     monkeypatch.setattr(Recogniser, "_read_index_alone",
-                        lambda self, frame, corners, start, seconded: by_index)
+                        lambda self, frame, corners, seconded: by_index)
     read = Recogniser(deck).recognise(np.zeros((480, 640, 3), np.uint8))
     if taken is None:
         assert read.card is None and read.best_guess == index_card, read
