@@ -66,6 +66,7 @@ from vision.corner import (
 from vision.glyphs import locate_index
 from vision.orientation import upright
 from vision.pips import PipReader, learn_pips
+from vision.region_pips import RegionPips, learn_region_pips
 from vision.roi import (
     FOLDS,
     ROI_LAYOUT,
@@ -83,8 +84,11 @@ if TYPE_CHECKING:
     from vision.index_corner import CornerReader
     from vision.index_glyphs import GlyphReader
 
-FORMAT_VERSION = 14
-"""14: whether the camera shows red ink red (``corners.red_ink``; absent: true), false for a
+FORMAT_VERSION = 15
+"""15: a region deck's number cards by their pips (``region_pips``: the ink level, the pips'
+size and each rank's layouts, null if none was learnt; the arrays ``region_pip_looks``,
+``region_pip_colours`` and ``region_pip_suits``: each enrolment pip's look, colour and suit);
+14: whether the camera shows red ink red (``corners.red_ink``; absent: true), false for a
 camera without colour, whose red cards' ink then contradicts no read (:mod:`vision.ink`);
 13: the cards whose index reads need less than the corner reader's threshold, and what
 they need (``corners.card_thresholds``: card code to threshold; absent or null: every card
@@ -107,7 +111,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -191,14 +195,20 @@ class DeckModel:
     the enrolment photos; None for a region deck, a deck whose number cards showed no
     clean pips, or one enrolled before it was learnt."""
 
+    region_pips: RegionPips | None = None
+    """A region deck's number cards by the count, layout and look of their pips
+    (:mod:`vision.region_pips`), where its camera shows whole cards; None for a deck read by
+    the card's outline, a camera that shows only the index (pp2021), or a deck enrolled
+    before it was learnt."""
+
     def read(self, frame: np.ndarray) -> Match:
         """The card in a fixed camera's frame (``roi`` models only)."""
         assert self.roi is not None
         from vision.roi import crop
 
-        return self._read_region(crop(frame, self.roi))
+        return self.read_region(crop(frame, self.roi))
 
-    def _read_region(self, region: np.ndarray) -> Match:
+    def read_region(self, region: np.ndarray) -> Match:
         """A region's card by the linear classifier; its distance (is it the deck?) relative:
         the nearest enrolment photo's in index shape and the nearest one's in camera view,
         each over its limit, the larger of the two (1 is the edge of the deck)."""
@@ -228,7 +238,7 @@ class DeckModel:
         the next card's. The distance (is this the deck at all?) stays that of the whole
         index."""
         if self.roi is not None:  # the region itself, as it lies
-            return self._read_region(card_image)
+            return self.read_region(card_image)
         # A deck enrolled both ways up matches a card either way up as it lies.
         views = (card_image,) if self.both_ways else orientations(card_image)
         vectors = [features(view, self.layout) for view in views]
@@ -285,6 +295,8 @@ class DeckModel:
                 "missing": [card.code for card in self.missing],
                 "frame_size": None if self.frame_size is None else list(self.frame_size),
                 "pips": None if self.pips is None else self.pips.to_dict(),
+                "region_pips": (None if self.region_pips is None
+                                else self.region_pips.to_dict()),
                 "corners": None if self.corners is None else {
                     "split": (None if self.corners.split is None
                               else [list(box) for box in self.corners.split]),
@@ -339,6 +351,11 @@ class DeckModel:
             corner_projection=(empty if self.corners is None
                                or self.corners.projection is None
                                else self.corners.projection),
+            region_pip_looks=(empty if self.region_pips is None
+                              else self.region_pips.looks),
+            region_pip_colours=empty if self.region_pips is None else self.region_pips.colours,
+            region_pip_suits=(np.zeros(0, np.int64) if self.region_pips is None
+                              else self.region_pips.suits),
             glyph_vectors=empty if glyphs is None else glyphs.vectors,
             glyph_labels=np.zeros(0, np.int64) if glyphs is None else glyphs.labels,
             meta=np.array(json.dumps(meta)))
@@ -376,6 +393,9 @@ class DeckModel:
                 glyph_rows = ((data["glyph_vectors"].astype(np.float32),
                                data["glyph_labels"].astype(np.int64))
                               if "glyph_vectors" in data.files else None)
+                region_pip_rows = ((data["region_pip_looks"], data["region_pip_colours"],
+                                    data["region_pip_suits"])
+                                   if "region_pip_looks" in data.files else None)
         except Exception as exc:  # noqa: BLE001 - whatever the damage, the file is refused
             # The block only reads the archive, and a damaged one fails in many ways: cut
             # short (BadZipFile, EOFError), its data changed (zlib.error, a bad CRC), an
@@ -438,6 +458,15 @@ class DeckModel:
             raise VisionModelError(f"{path}: bad pip layouts ({exc}; enrol the deck "
                                    f"again)") from None
         try:
+            region_pips = (None if meta.get("region_pips") is None or region_pip_rows is None
+                           else RegionPips.from_parts(meta["region_pips"], *region_pip_rows))
+        except (TypeError, ValueError, KeyError) as exc:
+            raise VisionModelError(f"{path}: bad pip counter ({exc}; enrol the deck "
+                                   f"again)") from None
+        if meta.get("region_pips") is not None and region_pip_rows is None:
+            raise VisionModelError(f"{path}: a pip counter without its pips (enrol the deck "
+                                   f"again)")
+        try:
             max_distance, threshold = float(meta["max_distance"]), float(meta["threshold"])
             enrolment = dict(meta.get("enrolment", {}))
             name = str(meta["name"])
@@ -451,7 +480,7 @@ class DeckModel:
                    bool(meta.get("both_ways", False)), roi,
                    weights if roi is not None else None,
                    scene_vectors if roi is not None else None, deck_limits, corners, missing,
-                   frame_size, pips)
+                   frame_size, pips, region_pips if roi is not None else None)
 
 
 def _frame_size_from(value: object) -> tuple[int, int] | None:
@@ -851,7 +880,9 @@ def _enroll_roi(name: str, samples: Sequence[tuple[np.ndarray, Card]], roi: Roi
                                   if right.any() else 0.0)})
     return DeckModel(name, ROI_LAYOUT, originals, labels, max_distance, threshold,
                      enrolment, both_ways=True, roi=roi, weights=ridge.weights(),
-                     scene_vectors=scenes, deck_limits=deck_limits)
+                     scene_vectors=scenes, deck_limits=deck_limits,
+                     region_pips=learn_region_pips([region for region, _ in samples],
+                                                   [int(label) for label in labels]))
 
 
 def _linear_read(scores: np.ndarray, enrolled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

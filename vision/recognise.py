@@ -24,7 +24,9 @@ size, and not taken where the card found by its outline was read, at half its th
 more, as another card (:data:`CONTRARY_SURETY`). An index read (at a corner, or found
 alone) whose ink is plainly of the other colour than the card it names is declined
 (:mod:`vision.ink`). A deck that lacks cards of its enrolment folder declines every card of
-their ranks and suits (:attr:`vision.model.DeckModel.missing`).
+their ranks and suits (:attr:`vision.model.DeckModel.missing`). A fixed camera's region its
+look does not read surely is read by counting its pips, where the deck learnt to
+(:mod:`vision.region_pips`: a camera that shows whole cards).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
 from vision.quad import in_view, rectify
+from vision.roi import crop
 
 CONTRARY_SURETY = 0.5
 """An index found alone is not taken over a card its outline's read named otherwise at half
@@ -128,7 +131,11 @@ class Recogniser:
         if (other := other_camera(frame, self.model)) is not None:
             return _other_camera(other)
         if self.model.roi is not None:  # a fixed camera: the region is the index
-            return self._decide(self.model.read(frame))
+            region = crop(frame, self.model.roi)
+            read = self._decide(self.model.read_region(region))
+            if read.card is None and self.model.region_pips is not None:
+                return self._read_region_pips(region, read)
+            return read
         read = self._read_outline(frame)
         corners = self.model.corners
         if read.card is None and not read.conclusive and corners is not None:
@@ -436,6 +443,29 @@ class Recogniser:
         if whole is None:
             whole = self.model.match(card)
         return whole.card == index and whole.distance <= self.model.max_distance
+
+    def _read_region_pips(self, region: np.ndarray, read: Recognition) -> Recognition:
+        """A fixed camera's region its look did not read surely (``read``), read by its
+        pips (:mod:`vision.region_pips`) where they clearly name one number card; ``read``
+        as it was otherwise. Never a region unlike the deck (another camera, no card in the
+        slot), never with a threshold set by hand (the pips have none to set), and never
+        over its look read, at half its threshold or more, as another card
+        (:data:`CONTRARY_SURETY`): two reads of one region disagreeing are a doubt."""
+        pips = self.model.region_pips
+        if (pips is None or read.distance > self.model.max_distance
+                or self.threshold != self.model.threshold):
+            return read
+        count = pips.read(region)
+        if count is None:
+            return read
+        card = card_of(count.label)
+        if (read.best_guess not in (None, card) and read.surety >= CONTRARY_SURETY
+                and bool(np.any(self.model.labels == count.label))):
+            return replace(read, reason=f"{read.reason}; its {count.pips} pips read as "
+                                        f"{card.code}")
+        return Recognition(card, 1.0 - count.offset / pips.tolerance, read.distance, card,
+                           "", 0.0, read.best_guess if read.best_guess != card else
+                           read.runner_up, surety=1.0)
 
     def _decide(self, match: Match, max_distance: float | None = None,
                 threshold: float | None = None, what: str = "") -> Recognition:

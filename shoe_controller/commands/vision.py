@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
             print(_pips_line(model, [card for _, card in items]))
             if (line := _index_line(model)) is not None:
                 print(line)
+        else:
+            print(_region_pips_line(model))
         if figures["held_out_accuracy"] < HARD_DECK_ACCURACY:
             # Held-out reads are the only evidence of how the deck reads at the table: when
             # a few of them are wrong, the threshold set above them is a thin guarantee.
@@ -262,6 +264,20 @@ def _index_line(model: DeckModel) -> str | None:
         line += ("; the camera shows no colour (the red cards' ink is grey), so red and "
                  "black cards are told apart by their shapes alone")
     return line
+
+
+def _region_pips_line(model: DeckModel) -> str:
+    """What ``shoe vision enroll`` says of a region deck's pip counter
+    (:mod:`vision.region_pips`): whether number cards its look is unsure of are counted,
+    and which ranks."""
+    counter = model.region_pips
+    if counter is None:
+        return ("pips: not counted (fewer than half of the number cards' frames show every "
+                "pip clean in the region: a camera that sees only the index, or a card cut "
+                "off)")
+    ranks = ", ".join("T" if rank == 10 else str(rank) for rank in sorted(counter.layouts))
+    return (f"pips: number cards the look is unsure of are counted by their pips (ranks "
+            f"{ranks}; {len(counter.suits)} pips learnt)")
 
 
 def _pips_line(model: DeckModel, cards: list[Card]) -> str:

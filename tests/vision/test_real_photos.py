@@ -152,6 +152,8 @@ def test_the_region_mode_reads_pp2021_index_corners(feeder_corner) -> None:
     assert held.skipped == [] and held.not_enrolled == []
     assert result.frames == 36 and result.wrong == 0
     assert result.right == 36  # the 99.5 % target: on 36 photos, every one
+    # A camera that sees only the index corner shows no card's pips: no pip counter.
+    assert held.model.region_pips is None
 
 
 FEEDER_SAMPLE = sorted(set(SAMPLE) | {f"{rank}D" for rank in "A23456789TJQK"})
@@ -255,17 +257,36 @@ def test_a_deck_enrolled_on_one_set_declines_the_others(feeder_corner, tmp_path:
     assert result.frames == 24 + 156 and result.declined == result.frames
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", [2024, 11])
-def test_ov7670_declines_rather_than_misreads_a_session_it_never_saw(seed: int) -> None:
-    """The stress set (issue 16): 2 photos per card enrolled, the third session's read.
-    The classifier's top guess is right on about half of them (measured 48 %, seed 2024),
-    so the threshold calibrated on the enrolment photos declines nearly all: precision
-    holds (no wrong read), accuracy is far below the 95 % aimed at (measured: 0 and 1 of
-    52 right). Draw 11 once read 3C as 2C, above the worst wrong held-out read: the
-    threshold now keeps a margin over it."""
+OV7670_RIGHT = {2024: 28, 7: 18, 11: 19}
+"""ece395, 2 photos per card enrolled, the third read: right of 52 (measured on the whole
+set; every other read declined, none wrong). The look of a card does not carry over from
+two lights to a third (0, 0 and 1 right by it alone); the number cards' pips do
+(vision.region_pips)."""
+
+
+@pytest.mark.parametrize("seed", [2024, pytest.param(7, marks=pytest.mark.slow),
+                                  pytest.param(11, marks=pytest.mark.slow)])
+def test_ov7670_reads_number_cards_by_their_pips_in_a_light_it_never_saw(
+        seed: int, tmp_path: Path) -> None:
+    """The stress set (issue 16): 2 photos per card enrolled, each in another light, the
+    third light's photo read. The classifier's top guess is right on about half of them, so
+    the threshold calibrated on the enrolment photos declines nearly all; a number card is
+    read by its pips (how many, where, and each one's look and colour, learnt from every
+    pip of the enrolment). Precision holds (no wrong read); accuracy is far below the 95 %
+    aimed at. Draw 11 once read 3C as 2C by its look, above the worst wrong held-out read:
+    the threshold now keeps a margin over it. The deck is saved with its pip counter and
+    loaded (model format 15)."""
     held = holdout_bench(real_set(OV7670), 2, seed=seed, roi=WHOLE_FRAME)
-    assert held.result.frames == 52 and held.result.wrong == 0
+    assert held.result.frames == 52 and held.result.wrong == 0, held.result.mistakes
+    assert held.model is not None and held.model.region_pips is not None
+    assert held.result.right >= OV7670_RIGHT[seed] - 2  # (a margin for a library's change)
+    held.model.save(tmp_path)
+    loaded = DeckModel.load(held.model.name, tmp_path)
+    recogniser, again = Recogniser(held.model), Recogniser(loaded)
+    for photo, _ in read_labels(real_set(OV7670))[:12]:
+        frame = read_image(photo)
+        first, second = recogniser.recognise(frame), again.recognise(frame)
+        assert (first.card, first.reason) == (second.card, second.reason)
 
 
 def test_a_deck_that_lacks_cards_does_not_take_them_for_the_ones_it_knows() -> None:

@@ -1,0 +1,330 @@
+"""Reading a number card by counting its pips, where a fixed camera shows the whole card
+(issue 16).
+
+A fixed camera's region is read by its appearance (:mod:`vision.roi`): a classifier learnt
+from a few enrolment photos of each card. Where each card was photographed in one light
+only (ece395: one photo per card in each of three lights, two enrolled), that read does not
+carry over to another light, and is declined. A number card can be read another way, one
+that does not depend on how the light fell when it was enrolled: its rank is how many pips
+it has, laid out as that rank's pips lie, and its suit is the shape and colour of each pip,
+learnt from every pip of every number card of the enrolment (a hundred or more pips of each
+suit, not one photo of each card).
+
+What is learnt from the deck's own enrolment photos, never set for one deck:
+
+- the ink level (:data:`INK_LEVELS`): the one at which most of the number cards' enrolment
+  photos show exactly as many pips as their rank (a shadow or a colour cast over part of a
+  card is as dark as a red pip under one light and not under another);
+- the pips' size, as a share of the region (a camera that gives larger frames shows larger
+  pips; the share stays);
+- each rank's layout, the pips' centres about their centroid in units of a pip's size (so
+  a card a little off its usual place reads as well), and how far a layout may lie from
+  the nearest learnt one of its rank (the leave-one-out offsets of the enrolment photos);
+- each pip's appearance and colour (against the paper around it), with its suit.
+
+A region is read by its pips only when every mark in it is either a pip (the learnt size)
+or plainly no pip (much smaller: an index glyph, dust; much larger: the slot, a picture),
+never a size between (half a pip cut off, two pips run together); when their count is a
+rank 2 to 10 whose learnt layout they match; and when every pip names the same suit. An ace
+(one pip: any single mark matches its layout) and court cards are left to the appearance
+read. A deck whose number cards show clean pips in fewer than :data:`MIN_CLEAN_SHARE` of
+their enrolment photos (a camera that sees only the index corner, pp2021) learns no pip
+counter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.pips import paired_offset
+
+INK_LEVELS = (0.3, 0.4, 0.5, 0.6)
+"""A pixel is ink where it is this share darker than the paper around it (the lightest
+over a quarter of the region's width, then the darkest: a closing). The deck's level is
+the one at which most of its number cards' enrolment photos show clean pips. ece395,
+draws 2024, 7 and 11: 0.5 on each (55, 58 and 59 clean of the 72 enrolled number cards;
+0.3 gave 38, 42 and 43: a shadow or a magenta cast over one side of a card is darker than
+0.7 of the lit paper, and runs the pips there into it)."""
+PAPER_REACH = 0.25
+MARGIN = 0.02
+"""Each side of the region left out (of its width): a mark the region's edge cuts is no
+pip to count."""
+NOISE = 0.002
+"""Marks under this share of the region's area are no pip and no evidence (dust, the
+index's small glyphs, noise); ece395's pips are 0.017 to 0.019 of the region."""
+PIP_SHAPE = (0.5, 2.0, 0.35)
+"""A pip's bounding box is no more than twice as wide as high or high as wide, and the
+pip fills at least this share of it (a line of the slot's edge is no pip)."""
+PIP_SPREAD = (0.6, 1.6)
+"""A pip's area within these shares of the deck's learnt pip area."""
+UNCLEAR = ((0.35, 0.6), (1.6, 2.6))
+"""A mark in either range is perhaps part of a pip, or two pips run together: the count is
+not clear, and the region is not read by its pips."""
+RANKS = range(2, 11)
+"""The ranks read by their pips (an ace's single pip matches any single mark's layout)."""
+MIN_CLEAN_SHARE = 0.5
+"""The least share of the number cards' enrolment photos (ranks 2 to 10) with clean pips
+for a deck to learn a pip counter."""
+LAYOUT_SLACK = 2.0
+LAYOUT_TOLERANCE = (0.3, 0.8)
+"""How far (in units of the square root of a pip's area) a card's pips may lie from the
+nearest learnt layout of their count: the leave-one-out offsets' 90th percentile of the
+enrolment photos times :data:`LAYOUT_SLACK`, within these bounds. ece395, draws 2024, 7,
+11: the percentile 0.34 to 0.39; a 6 with its middle two pips lost lies 1.2 or more from
+every 4, and a court card whose picture gives two pip-sized marks 1.0 or more from every 2
+(measured on the test photos with a tolerance of 1.7)."""
+PATCH = 16
+"""A pip's appearance: its ink over the paper, in its bounding square (a pixel's margin),
+resized to this many pixels a side."""
+COLOUR_WEIGHT = 0.5
+"""A pip's colour (the log ratios of red and of blue to green of its ink against the paper
+around it) counts this much beside its appearance (a unit vector) in the nearest pip."""
+
+
+@dataclass(frozen=True)
+class PipCount:
+    """A region read by its pips: the card index (0-51), how far its pips lay from the
+    nearest learnt layout of its rank (units of a pip's size) and how many pips named its
+    suit (all of them)."""
+
+    label: int
+    offset: float
+    pips: int
+
+
+@dataclass(frozen=True)
+class RegionPips:
+    """A deck's number cards by the count, layout and look of their pips in a fixed
+    camera's region, learnt from its enrolment photos (:func:`learn_region_pips`)."""
+
+    ink: float
+    pip_area: float
+    """A pip's area as a share of the region's."""
+    layouts: dict[int, tuple[np.ndarray, ...]]
+    """Rank (2-10) -> the enrolment photos' pips about their centroid (pips, 2), in units
+    of the square root of a pip's area."""
+    tolerance: float
+    looks: np.ndarray
+    """(pips, PATCH * PATCH) each enrolment pip's appearance, a unit vector."""
+    colours: np.ndarray
+    """(pips, 2) each enrolment pip's colour against its paper."""
+    suits: np.ndarray
+    """(pips,) each enrolment pip's suit (0-3, as card indices count them: label // 13)."""
+
+    def read(self, region: np.ndarray) -> PipCount | None:
+        """The number card in ``region`` (BGR) by its pips, or None when they do not say
+        clearly which it is (see the module's docstring)."""
+        found = _pips(region, self.ink, self.pip_area)
+        if found is None:
+            return None
+        centres, looks, colours = found
+        rank = len(centres)
+        if rank not in self.layouts:
+            return None
+        layout = _normalised(centres, self.pip_area * _area(region))
+        offset = min(_layout_offset(layout, learnt) for learnt in self.layouts[rank])
+        if offset > self.tolerance:
+            return None
+        distances = (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
+                     + COLOUR_WEIGHT * np.linalg.norm(
+                         self.colours[None, :, :] - colours[:, None, :], axis=2))
+        named = self.suits[np.argmin(distances, axis=1)]
+        if np.any(named != named[0]):
+            return None
+        return PipCount(int(named[0]) * 13 + rank - 1, offset, rank)
+
+    def to_dict(self) -> dict[str, object]:
+        """The parts saved in a model's description (the pips' looks are arrays of their
+        own: :meth:`vision.model.DeckModel.save`)."""
+        return {"ink": self.ink, "pip_area": self.pip_area, "tolerance": self.tolerance,
+                "layouts": {str(rank): [layout.tolist() for layout in layouts]
+                            for rank, layouts in self.layouts.items()}}
+
+    @classmethod
+    def from_parts(cls, value: object, looks: np.ndarray, colours: np.ndarray,
+                   suits: np.ndarray) -> RegionPips:
+        """A saved pip counter; ValueError or TypeError when it is not one."""
+        if not isinstance(value, dict):
+            raise TypeError(f"{value!r} is not a pip counter")
+        ink, pip_area = float(value["ink"]), float(value["pip_area"])
+        tolerance = float(value["tolerance"])
+        if not (0 < ink < 1 and 0 < pip_area < 1 and 0 < tolerance <= LAYOUT_TOLERANCE[1]):
+            raise ValueError("a pip counter needs an ink level, a pip size and a tolerance")
+        layouts: dict[int, tuple[np.ndarray, ...]] = {}
+        raw = value["layouts"]
+        if not isinstance(raw, dict) or not raw:
+            raise ValueError("a pip counter needs its ranks' layouts")
+        for key, entries in raw.items():
+            rank = int(key)
+            shapes = tuple(np.asarray(entry, dtype=np.float64) for entry in entries)
+            if rank not in RANKS or not shapes or any(
+                    shape.shape != (rank, 2) or not np.all(np.isfinite(shape))
+                    for shape in shapes):
+                raise ValueError(f"rank {key}: not a number card's pip layouts")
+            layouts[rank] = shapes
+        if not (looks.ndim == 2 and looks.shape[1] == PATCH * PATCH and len(looks) > 0
+                and colours.shape == (len(looks), 2) and suits.shape == (len(looks),)
+                and np.all((suits >= 0) & (suits < 4))):
+            raise ValueError("the pips' looks, colours and suits do not match")
+        return cls(ink, pip_area, layouts, tolerance, looks.astype(np.float32),
+                   colours.astype(np.float32), suits.astype(np.int64))
+
+
+def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
+                      ) -> RegionPips | None:
+    """A deck's pip counter from its enrolment regions (BGR) and their card indices, at the
+    ink level (:data:`INK_LEVELS`) where most of its number cards show clean pips; None
+    when fewer than :data:`MIN_CLEAN_SHARE` of them do at any level."""
+    numbers = [(region, label) for region, label in zip(regions, labels, strict=True)
+               if label % 13 + 1 in RANKS]
+    if not numbers:
+        return None
+    best: tuple[float, list[tuple[int, np.ndarray, float, np.ndarray, np.ndarray]],
+                list[tuple[np.ndarray, int]]] | None = None
+    for ink in INK_LEVELS:
+        clean, clean_regions = [], []
+        for region, label in numbers:
+            found = _learning_pips(region, ink, label % 13 + 1)
+            if found is not None:
+                clean.append((label, *found))
+                clean_regions.append((region, label))
+        if best is None or len(clean) > len(best[1]):
+            best = (ink, clean, clean_regions)
+    assert best is not None
+    ink, clean, clean_regions = best
+    if len(clean) < MIN_CLEAN_SHARE * len(numbers):
+        return None
+    pip_area = float(np.median([share for _, _, share, _, _ in clean]))
+    layouts: dict[int, list[np.ndarray]] = {}
+    for (label, centres, share, _, _), (region, _) in zip(clean, clean_regions, strict=True):
+        layouts.setdefault(label % 13 + 1, []).append(
+            _normalised(centres, share * _area(region)))
+    offsets = [min(_layout_offset(one, other) for two, other in enumerate(seen) if two != index)
+               for seen in layouts.values() if len(seen) > 1
+               for index, one in enumerate(seen)]
+    spread = float(np.percentile(offsets, 90)) if offsets else LAYOUT_TOLERANCE[1]
+    tolerance = min(LAYOUT_TOLERANCE[1], max(LAYOUT_TOLERANCE[0], LAYOUT_SLACK * spread))
+    looks = np.concatenate([pips for _, _, _, pips, _ in clean])
+    colours = np.concatenate([colour for _, _, _, _, colour in clean])
+    suits = np.concatenate([np.full(len(pips), label // 13) for label, _, _, pips, _ in clean])
+    return RegionPips(ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()},
+                      tolerance, looks.astype(np.float32), colours.astype(np.float32),
+                      suits.astype(np.int64))
+
+
+def _area(region: np.ndarray) -> float:
+    return float(region.shape[0] * region.shape[1])
+
+
+def _normalised(centres: np.ndarray, pip_pixels: float) -> np.ndarray:
+    """Pip centres (pixels) about their centroid, in units of the square root of a pip's
+    area (``pip_pixels``)."""
+    return (centres - centres.mean(axis=0)) / np.sqrt(pip_pixels)
+
+
+def _layout_offset(layout: np.ndarray, learnt: np.ndarray) -> float:
+    """How far a layout lies from a learnt one of as many pips, as it lies or turned half
+    round (a fixed camera sees a card either way up), the pips paired so that their
+    distances' sum is least: the farthest pair."""
+    return min(paired_offset(layout, learnt, 1.0), paired_offset(layout, -learnt, 1.0))
+
+
+def _marks(region: np.ndarray, ink: float
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The region's ink marks that may be pips or tell that the count is unclear: their
+    labels image, their statistics (x, y, w, h, area), centres and areas as shares of the
+    region; and the grey image's paper level."""
+    grey = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
+    height, width = grey.shape
+    reach = max(3, int(PAPER_REACH * width) | 1)
+    paper = cv2.morphologyEx(grey, cv2.MORPH_CLOSE,
+                             cv2.getStructuringElement(cv2.MORPH_RECT, (reach, reach)))
+    dark = (paper.astype(np.float32) - grey > ink * paper.astype(np.float32)).astype(np.uint8)
+    margin = round(MARGIN * width)
+    dark[:margin] = dark[height - margin:] = 0
+    dark[:, :margin] = dark[:, width - margin:] = 0
+    count, labels, stats, centres = cv2.connectedComponentsWithStats(dark, 8, cv2.CV_32S)
+    stats, centres = stats[1:count], centres[1:count]
+    aspect = stats[:, 2] / np.maximum(stats[:, 3], 1)
+    shaped = ((aspect >= PIP_SHAPE[0]) & (aspect <= PIP_SHAPE[1])
+              & (stats[:, 4] >= PIP_SHAPE[2] * stats[:, 2] * stats[:, 3]))
+    shares = stats[:, 4] / _area(region)
+    kept = shaped & (shares >= NOISE)
+    return labels, stats[kept], centres[kept], shares[kept], np.flatnonzero(kept) + 1
+
+
+def _pips(region: np.ndarray, ink: float, pip_area: float
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The pips of a region (centres in pixels, looks, colours), None if a mark's size says
+    the count is unclear (:data:`UNCLEAR`)."""
+    labels, stats, centres, shares, ids = _marks(region, ink)
+    size = shares / pip_area
+    if any(np.any((size >= low) & (size < high)) for low, high in UNCLEAR):
+        return None
+    pips = np.flatnonzero((size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1]))
+    if not len(pips):
+        return None
+    looks, colours = _looks(region, labels, stats[pips], ids[pips])
+    return centres[pips], looks, colours
+
+
+def _learning_pips(region: np.ndarray, ink: float, rank: int
+                   ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray] | None:
+    """An enrolment region's ``rank`` pips, when it shows them clean: ``rank`` marks of
+    about one size (within :data:`PIP_SPREAD` of their median), every other mark plainly
+    smaller or larger. Their centres (pixels), their area (share of the region), looks
+    and colours; None otherwise."""
+    labels, stats, centres, shares, ids = _marks(region, ink)
+    if len(shares) < rank:
+        return None
+    order = np.argsort(-shares)
+    ranked = shares[order]
+    # The run of ``rank`` marks nearest in size to each other (sorted largest first).
+    spreads = ranked[:len(ranked) - rank + 1] / ranked[rank - 1:]
+    start = int(np.argmin(spreads))
+    run = order[start:start + rank]
+    middle = float(np.median(shares[run]))
+    size = shares / middle
+    inside = (size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])
+    if inside.sum() != rank or not inside[run].all():
+        return None
+    if any(np.any((size >= low) & (size < high)) for low, high in UNCLEAR):
+        return None
+    looks, colours = _looks(region, labels, stats[run], ids[run])
+    return centres[run], middle, looks, colours
+
+
+def _looks(region: np.ndarray, labels: np.ndarray, stats: np.ndarray, ids: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Each pip's appearance (its darkness over the paper in its bounding square, a unit
+    vector) and colour (the log ratios of red and blue to green of its ink, each against
+    the paper just around it)."""
+    grey = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    height, width = grey.shape
+    reach = max(3, int(PAPER_REACH * width) | 1)
+    paper = cv2.morphologyEx(grey, cv2.MORPH_CLOSE,
+                             cv2.getStructuringElement(cv2.MORPH_RECT, (reach, reach)))
+    darkness = 1.0 - grey / np.maximum(paper, 1.0)
+    looks, colours = [], []
+    ring_kernel = np.ones((5, 5), np.uint8)
+    for (x, y, w, h, _), label in zip(stats, ids, strict=True):
+        side = max(w, h) + 2
+        x0, y0 = int(x + w / 2 - side / 2), int(y + h / 2 - side / 2)
+        square = np.zeros((side, side), np.float32)
+        xa, ya = max(x0, 0), max(y0, 0)
+        xb, yb = min(x0 + side, width), min(y0 + side, height)
+        square[ya - y0:yb - y0, xa - x0:xb - x0] = darkness[ya:yb, xa:xb]
+        look = cv2.resize(square, (PATCH, PATCH), interpolation=cv2.INTER_AREA).ravel()
+        look = look - look.mean()
+        looks.append(look / max(float(np.linalg.norm(look)), 1e-9))
+        mask = labels == label
+        ring = cv2.dilate(mask.astype(np.uint8), ring_kernel).astype(bool) & (labels == 0)
+        ink = region[mask].astype(np.float64).mean(axis=0) + 1.0
+        around = region[ring].astype(np.float64).mean(axis=0) + 1.0 if ring.any() else ink
+        darker = np.log(ink / around)  # (blue, green, red)
+        colours.append([darker[2] - darker[1], darker[0] - darker[1]])
+    return np.array(looks, np.float32), np.array(colours, np.float32)
