@@ -86,8 +86,9 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 15
 """15: a region deck's number cards by their pips (``region_pips``: the ink level, the pips'
-size, where they lie in the view and each rank's layouts, null if none was learnt; the arrays ``region_pip_looks``,
-``region_pip_colours`` and ``region_pip_suits``: each enrolment pip's look, colour and suit);
+size, where they lie in the view and each rank's layouts, null if none was learnt; the
+arrays ``region_pip_looks``, ``region_pip_colours`` and ``region_pip_suits``: each
+enrolment pip's look, colour and suit);
 14: whether the camera shows red ink red (``corners.red_ink``; absent: true), false for a
 camera without colour, whose red cards' ink then contradicts no read (:mod:`vision.ink`);
 13: the cards whose index reads need less than the corner reader's threshold, and what
