@@ -102,8 +102,11 @@ def number_card(rank: int, suit: str) -> Card:
     return Card.from_code(("T" if rank == 10 else str(rank)) + suit)
 
 
-@pytest.fixture(scope="module")
-def counter() -> RegionPips:
+@functools.cache
+def _enrolled() -> RegionPips:
+    """The deck's counter, enrolled from every card in two lights: once for the module (a
+    function, not only a fixture: hypothesis's examples would show a fixture's value with
+    every failing example)."""
     rng = np.random.default_rng(3)
     samples = [(slot_frame(card, light, rng), card_index(card))
                for card in every_card() for light in ("warm", "cool")]
@@ -111,6 +114,11 @@ def counter() -> RegionPips:
                                [label for _, label in samples])
     assert learnt is not None
     return learnt
+
+
+@pytest.fixture(scope="module")
+def counter() -> RegionPips:
+    return _enrolled()
 
 
 def test_every_number_card_is_read_by_its_pips_in_a_light_never_enrolled(
@@ -124,19 +132,6 @@ def test_every_number_card_is_read_by_its_pips_in_a_light_never_enrolled(
             assert read.pips == card.rank and read.offset <= counter.tolerance
         else:  # an ace's one pip, or a court card's picture: left to the look
             assert read is None, card
-
-
-@functools.cache
-def _enrolled() -> RegionPips:
-    """The module's counter, for hypothesis's examples (a fixture's value would be shown
-    with every failing example)."""
-    rng = np.random.default_rng(3)
-    samples = [(slot_frame(card, light, rng), card_index(card))
-               for card in every_card() for light in ("warm", "cool")]
-    learnt = learn_region_pips([region for region, _ in samples],
-                               [label for _, label in samples])
-    assert learnt is not None
-    return learnt
 
 
 @settings(max_examples=60, deadline=None)
