@@ -98,6 +98,11 @@ class Recogniser:
     def __init__(self, model: DeckModel, threshold: float | None = None) -> None:
         self.model = model
         self.threshold = model.threshold if threshold is None else threshold
+        if model.pips is not None or model.region_pips is not None:
+            # Pips are paired by scipy.optimize, which takes about half a second to import
+            # (vision.pips imports it only when first needed): paid here, as the table or
+            # the command starts, not by the first card whose pips are read.
+            import scipy.optimize  # noqa: F401
 
     def recognise(self, frame: np.ndarray) -> Recognition:
         start = time.perf_counter()

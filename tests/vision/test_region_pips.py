@@ -329,3 +329,34 @@ def test_enrol_says_whether_number_cards_are_counted(tmp_path, capsys) -> None:
             assert "counted by their pips (ranks 2, 3, 4, 5, 6, 7, 8, 9, T;" in out
         else:
             assert "pips: not counted" in out
+
+
+
+def test_what_pips_need_is_imported_before_a_card_is_read(enrolled, tmp_path) -> None:
+    """scipy.optimize (pips are paired by it) takes about half a second to import: a table
+    pays it as it starts (building its recogniser, or loading a region deck, whose pip
+    counter works out its typical layouts), not on the first card whose pips are read."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    outline = enrolled("anglo")  # a deck read by the card's outline, with its pips learnt
+    assert outline.pips is not None and outline.roi is None
+    outline.save(tmp_path)
+    rng = np.random.default_rng(14)
+    samples = [(slot_frame(card, light, rng), card)
+               for card in every_card() for light in ("warm", "cool")]
+    enroll("slot", samples, roi=WHOLE_FRAME).save(tmp_path)
+    for deck, loaded in (("anglo", "False"), ("slot", "True")):
+        code = (
+            "import sys; from pathlib import Path\n"
+            "from vision.model import DeckModel\n"
+            "from vision.recognise import Recogniser\n"
+            f"model = DeckModel.load({deck!r}, Path({str(tmp_path)!r}))\n"
+            "loaded = 'scipy.optimize' in sys.modules\n"
+            "Recogniser(model)\n"
+            "print(loaded, 'scipy.optimize' in sys.modules)\n")
+        root = Path(__file__).resolve().parents[2]
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=root, timeout=120, check=True)
+        assert done.stdout.split() == [loaded, "True"], (deck, done.stdout, done.stderr)
