@@ -458,15 +458,15 @@ class DeckModel:
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad pip layouts ({exc}; enrol the deck "
                                    f"again)") from None
+        if meta.get("region_pips") is not None and region_pip_rows is None:
+            raise VisionModelError(f"{path}: a pip counter without its pips (enrol the deck "
+                                   f"again)")
         try:
-            region_pips = (None if meta.get("region_pips") is None or region_pip_rows is None
+            region_pips = (None if meta.get("region_pips") is None
                            else RegionPips.from_parts(meta["region_pips"], *region_pip_rows))
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad pip counter ({exc}; enrol the deck "
                                    f"again)") from None
-        if meta.get("region_pips") is not None and region_pip_rows is None:
-            raise VisionModelError(f"{path}: a pip counter without its pips (enrol the deck "
-                                   f"again)")
         try:
             max_distance, threshold = float(meta["max_distance"]), float(meta["threshold"])
             enrolment = dict(meta.get("enrolment", {}))

@@ -364,10 +364,16 @@ class Recogniser:
             self._decide(match, corners.max_distance, threshold, "index corner "),
             card, usable, corners)
 
+    @property
+    def _threshold_by_hand(self) -> bool:
+        """A threshold set by hand: a stricter deck, read by its appearance alone (pips
+        have no threshold to raise)."""
+        return self.threshold != self.model.threshold
+
     def _pip_reader(self) -> PipReader | None:
         """The deck's pips (:mod:`vision.pips`), unless it learnt none or a threshold was
-        set by hand (a stricter deck: its appearance reads alone)."""
-        return self.model.pips if self.threshold == self.model.threshold else None
+        set by hand."""
+        return None if self._threshold_by_hand else self.model.pips
 
     def _read_pips(self, card: np.ndarray, named: tuple[Card | None, ...], distance: float
                    ) -> Recognition | None:
@@ -457,8 +463,7 @@ class Recogniser:
         over its look read, at half its threshold or more, as another card
         (:data:`CONTRARY_SURETY`): two reads of one region disagreeing are a doubt."""
         pips = self.model.region_pips
-        if (pips is None or read.distance > self.model.max_distance
-                or self.threshold != self.model.threshold):
+        if pips is None or read.distance > self.model.max_distance or self._threshold_by_hand:
             return read
         count = pips.read(region)
         if count is None:

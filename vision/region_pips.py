@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -95,6 +96,25 @@ COLOUR_WEIGHT = 0.5
 around it) counts this much beside its appearance (a unit vector) in the nearest pip."""
 
 
+class Surface(NamedTuple):
+    """A region as its pips are looked for in it, worked out once whatever the ink level:
+    the region (BGR), its grey image and the paper's level round each pixel (the lightest
+    over :data:`PAPER_REACH` of its width, then the darkest: a closing), both float32."""
+
+    region: np.ndarray
+    grey: np.ndarray
+    paper: np.ndarray
+
+
+def surface(region: np.ndarray) -> Surface:
+    """The region's :class:`Surface`."""
+    grey = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
+    reach = max(3, int(PAPER_REACH * grey.shape[1]) | 1)
+    paper = cv2.morphologyEx(grey, cv2.MORPH_CLOSE,
+                             cv2.getStructuringElement(cv2.MORPH_RECT, (reach, reach)))
+    return Surface(region, grey.astype(np.float32), paper.astype(np.float32))
+
+
 @dataclass(frozen=True)
 class PipCount:
     """A region read by its pips: the card index (0-51), how far its pips lay from the
@@ -133,16 +153,17 @@ class RegionPips:
     def read(self, region: np.ndarray) -> PipCount | None:
         """The number card in ``region`` (BGR) by its pips, or None when they do not say
         clearly which it is (see the module's docstring)."""
-        marks = _marks(region, self.ink)
+        seen_as = surface(region)  # (the same at every ink level)
+        marks = _marks(seen_as, self.ink)
         labels, _, _, shares, ids = marks
-        found = _pips(region, self.ink, self.pip_area, marks)
+        found = _pips(seen_as, self.ink, self.pip_area, marks)
         read = None if found is None else self._read_found(region, found, labels)
         if read is not None:
             return read
         size = shares / self.pip_area
         pip_sized = ids[(size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])]
         for ink in (level for level in STRICTER_LEVELS if level > self.ink):
-            found = _pips(region, ink, self.pip_area)
+            found = _pips(seen_as, ink, self.pip_area)
             if found is None:
                 continue
             # Every pip the deck's level showed must still show: a pip lighter than the
@@ -281,24 +302,25 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
                if label % 13 + 1 in RANKS]
     if not numbers:
         return None
-    best: tuple[float, list[tuple[int, np.ndarray, float, np.ndarray, np.ndarray]],
-                list[tuple[np.ndarray, int]]] | None = None
+    surfaces = [(surface(region), label) for region, label in numbers]
+    # (label, region, its pips' centres, their area, looks, colours) of each clean photo
+    best: tuple[float, list[tuple[int, np.ndarray, np.ndarray, float, np.ndarray,
+                                  np.ndarray]]] | None = None
     for ink in INK_LEVELS:
-        clean, clean_regions = [], []
-        for region, label in numbers:
-            found = _learning_pips(region, ink, label % 13 + 1)
+        clean = []
+        for seen_as, label in surfaces:
+            found = _learning_pips(seen_as, ink, label % 13 + 1)
             if found is not None:
-                clean.append((label, *found))
-                clean_regions.append((region, label))
+                clean.append((label, seen_as.region, *found))
         if best is None or len(clean) > len(best[1]):
-            best = (ink, clean, clean_regions)
+            best = (ink, clean)
     assert best is not None
-    ink, clean, clean_regions = best
+    ink, clean = best
     if len(clean) < MIN_CLEAN_SHARE * len(numbers):
         return None
-    pip_area = float(np.median([share for _, _, share, _, _ in clean]))
+    pip_area = float(np.median([share for _, _, _, share, _, _ in clean]))
     layouts: dict[int, list[np.ndarray]] = {}
-    for (label, centres, share, _, _), (region, _) in zip(clean, clean_regions, strict=True):
+    for label, region, centres, share, _, _ in clean:
         layouts.setdefault(label % 13 + 1, []).append(
             _normalised(centres, share * _area(region)))
     offsets = [min(_layout_offset(one, other) for two, other in enumerate(seen) if two != index)
@@ -308,14 +330,14 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
     tolerance = min(LAYOUT_TOLERANCE[1], max(LAYOUT_TOLERANCE[0], LAYOUT_SLACK * spread))
     # Where the pips lay: their centres as shares of each region, and half a pip round them.
     shares = np.concatenate([centres / [region.shape[1], region.shape[0]]
-                             for (_, centres, _, _, _), (region, _)
-                             in zip(clean, clean_regions, strict=True)])
+                             for _, region, centres, _, _, _ in clean])
     reach = np.sqrt(pip_area) / 2
     low, high = np.clip(shares.min(axis=0) - reach, 0, 1), np.clip(shares.max(axis=0) + reach, 0, 1)
     extent = (float(low[0]), float(low[1]), float(high[0]), float(high[1]))
-    looks = np.concatenate([pips for _, _, _, pips, _ in clean])
-    colours = np.concatenate([colour for _, _, _, _, colour in clean])
-    suits = np.concatenate([np.full(len(pips), label // 13) for label, _, _, pips, _ in clean])
+    looks = np.concatenate([pips for _, _, _, _, pips, _ in clean])
+    colours = np.concatenate([colour for _, _, _, _, _, colour in clean])
+    suits = np.concatenate([np.full(len(pips), label // 13)
+                            for label, _, _, _, pips, _ in clean])
     return RegionPips(ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()},
                       tolerance, extent, looks.astype(np.float32), colours.astype(np.float32),
                       suits.astype(np.int64))
@@ -338,17 +360,15 @@ def _layout_offset(layout: np.ndarray, learnt: np.ndarray) -> float:
     return min(paired_offset(layout, learnt, 1.0), paired_offset(layout, -learnt, 1.0))
 
 
-def _marks(region: np.ndarray, ink: float
+def _marks(seen_as: Surface, ink: float
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The region's ink marks that may be pips or tell that the count is unclear: their
-    labels image, their statistics (x, y, w, h, area), centres and areas as shares of the
-    region; and the grey image's paper level."""
-    grey = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY)
+    """The region's marks of ink ``ink`` darker than its paper that may be pips or tell
+    that the count is unclear: the labels image (every mark's label), and of those kept
+    their statistics (x, y, w, h, area), centres, areas as shares of the region and
+    labels."""
+    region, grey, paper = seen_as
     height, width = grey.shape
-    reach = max(3, int(PAPER_REACH * width) | 1)
-    paper = cv2.morphologyEx(grey, cv2.MORPH_CLOSE,
-                             cv2.getStructuringElement(cv2.MORPH_RECT, (reach, reach)))
-    dark = (paper.astype(np.float32) - grey > ink * paper.astype(np.float32)).astype(np.uint8)
+    dark = (paper - grey > ink * paper).astype(np.uint8)
     margin = round(MARGIN * width)
     dark[:margin] = dark[height - margin:] = 0
     dark[:, :margin] = dark[:, width - margin:] = 0
@@ -362,30 +382,30 @@ def _marks(region: np.ndarray, ink: float
     return labels, stats[kept], centres[kept], shares[kept], np.flatnonzero(kept) + 1
 
 
-def _pips(region: np.ndarray, ink: float, pip_area: float,
+def _pips(seen_as: Surface, ink: float, pip_area: float,
           marks: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The pips of a region (centres in pixels, looks, colours), None if a mark's size says
     the count is unclear (:data:`UNCLEAR`); ``marks``: the region's :func:`_marks` at
     ``ink``, when the caller has them."""
-    labels, stats, centres, shares, ids = _marks(region, ink) if marks is None else marks
+    labels, stats, centres, shares, ids = _marks(seen_as, ink) if marks is None else marks
     size = shares / pip_area
     if any(np.any((size >= low) & (size < high)) for low, high in UNCLEAR):
         return None
     pips = np.flatnonzero((size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1]))
     if not len(pips):
         return None
-    looks, colours = _looks(region, labels, stats[pips], ids[pips])
+    looks, colours = _looks(seen_as, labels, stats[pips], ids[pips])
     return centres[pips], looks, colours
 
 
-def _learning_pips(region: np.ndarray, ink: float, rank: int
+def _learning_pips(seen_as: Surface, ink: float, rank: int
                    ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray] | None:
     """An enrolment region's ``rank`` pips, when it shows them clean: ``rank`` marks of
     about one size (within :data:`PIP_SPREAD` of their median), every other mark plainly
     smaller or larger. Their centres (pixels), their area (share of the region), looks
     and colours; None otherwise."""
-    labels, stats, centres, shares, ids = _marks(region, ink)
+    labels, stats, centres, shares, ids = _marks(seen_as, ink)
     if len(shares) < rank:
         return None
     order = np.argsort(-shares)
@@ -401,20 +421,17 @@ def _learning_pips(region: np.ndarray, ink: float, rank: int
         return None
     if any(np.any((size >= low) & (size < high)) for low, high in UNCLEAR):
         return None
-    looks, colours = _looks(region, labels, stats[run], ids[run])
+    looks, colours = _looks(seen_as, labels, stats[run], ids[run])
     return centres[run], middle, looks, colours
 
 
-def _looks(region: np.ndarray, labels: np.ndarray, stats: np.ndarray, ids: np.ndarray
+def _looks(seen_as: Surface, labels: np.ndarray, stats: np.ndarray, ids: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     """Each pip's appearance (its darkness over the paper in its bounding square, a unit
     vector) and colour (the log ratios of red and blue to green of its ink, each against
     the paper just around it)."""
-    grey = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    region, grey, paper = seen_as
     height, width = grey.shape
-    reach = max(3, int(PAPER_REACH * width) | 1)
-    paper = cv2.morphologyEx(grey, cv2.MORPH_CLOSE,
-                             cv2.getStructuringElement(cv2.MORPH_RECT, (reach, reach)))
     darkness = 1.0 - grey / np.maximum(paper, 1.0)
     looks, colours = [], []
     ring_kernel = np.ones((5, 5), np.uint8)

@@ -19,7 +19,7 @@ from shoe_controller.cards import Card
 from tests.vision.test_pips import MIDDLE, STANDARD
 from vision.model import DeckModel, VisionModelError, card_index, enroll
 from vision.recognise import Recogniser
-from vision.region_pips import INK_LEVELS, RegionPips, _marks, _pips, learn_region_pips
+from vision.region_pips import INK_LEVELS, RegionPips, _marks, _pips, learn_region_pips, surface
 from vision.roi import WHOLE_FRAME
 
 REGION = (128, 160)  # width, height: a low-resolution camera over a slot
@@ -199,8 +199,8 @@ def test_pips_in_a_shadow_are_counted_at_a_stricter_ink_level(counter: RegionPip
         shaded = frame.clip(0, 255).astype(np.uint8)
         # At the deck's level the shaded column runs into the shadow: what is left (a 6's
         # right column lies as a 3's pips do) is no read.
-        dark = _marks(shaded, counter.ink)[0]
-        found = _pips(shaded, counter.ink, counter.pip_area)
+        dark = _marks(surface(shaded), counter.ink)[0]
+        found = _pips(surface(shaded), counter.ink, counter.pip_area)
         assert found is None or counter._read_found(shaded, found, dark) is None
         read = counter.read(shaded)
         assert read is not None and read.label == card_index(card), card
@@ -222,8 +222,8 @@ def test_pips_left_when_others_lie_in_a_shadow_are_no_lower_card(counter: Region
         frame[band] *= 0.2  # a shadow as dark as the ink: nothing shows in it at any level
         shaded = frame.clip(0, 255).astype(np.uint8)
         assert counter.read(shaded) is None
-        dark = _marks(shaded, counter.ink)[0]
-        found = _pips(shaded, counter.ink, counter.pip_area)
+        dark = _marks(surface(shaded), counter.ink)[0]
+        found = _pips(surface(shaded), counter.ink, counter.pip_area)
         assert found is not None and len(found[0]) in (3, 4)  # (what makes the test)
         assert counter._part_of_higher(shaded, found[0], dark)
 
