@@ -12,13 +12,16 @@ order light meets it:
    the whole card, turned 90 degrees), ``overhead`` (a webcam over felt: any rotation and
    place, hands touching the card, a card partly out of frame);
 2. **light**: an uneven illumination field (smooth random variation; over felt, a lamp to
-   one side) and lens vignetting (a radial fall-off);
+   one side) and lens vignetting (a radial fall-off); a fixed camera's own lamp falling off
+   from where it points, the shadow of what stands between it and part of the card (lit
+   there by the room, in the room light's colour), and the lamp's glare off the glossy card;
 3. **optics**: defocus (Gaussian) and, sometimes, motion blur (a line kernel); a cheap
    sensor's weak colour separation;
 4. **exposure**: the grey level white paper reaches, or auto-exposure metering the frame's
    mean, and white balance (the colour cast of white paper); veiling glare (flare) lifting
    the blacks;
-5. **sensor**: shot and read noise, clipping at full scale (an over-exposed paper saturates),
+5. **sensor**: saturation under a glare (a sensor whose ceiling is the lit paper's light),
+   shot and read noise, clipping at full scale (an over-exposed paper saturates),
    quantisation (8 bits, or the 5/6 bits of an RGB565 sensor);
 6. **compression**: JPEG at the camera's quality, then the set's own processing (a resize
    and a second JPEG where the real photos had one).
@@ -49,6 +52,78 @@ Range = tuple[float, float]
 Buckets = tuple[tuple[float, float, float], ...]
 """A parameter drawn from measured ranges (low, high, weight): a range by its weight, then a
 value uniformly in it (:func:`draw_from`)."""
+
+
+@dataclass(frozen=True)
+class Lamp:
+    """A fixed camera's own lamp (a slot's LED): the light falls off from the place it points
+    at as a Gaussian, its spreads (sigma) shares of the frame's width and height. Measured on
+    the real session's median paper map (the paper's level over each frame, the lightest over
+    an eighth of the card then the darkest, over its 95th percentile; its median over the
+    session's photos: the camera and the lamp stay put, the cards change)."""
+
+    centre: tuple[float, float]
+    spread: tuple[float, float]
+
+    def field(self, size: tuple[int, int]) -> np.ndarray:
+        width, height = size
+        y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+        return np.exp(-((x / width - self.centre[0]) ** 2 / (2 * self.spread[0] ** 2)
+                        + (y / height - self.centre[1]) ** 2 / (2 * self.spread[1] ** 2)))
+
+
+@dataclass(frozen=True)
+class Shadow:
+    """Part of a fixed camera's view its lamp does not reach (the slot's wall or the
+    camera's own board in the way): a box (x0, y0, x1, y1, shares of the frame) lit only
+    by the room, ``depth`` of the lamp's light there, in the room light's colour (blue /
+    green, red / green over the lamp's). Each edge moves by up to ``jitter`` (a share of
+    the frame) from frame to frame, as the card sits higher or lower in the slot and the
+    board flexes; the edge is sharp (``softness``, a share of the frame's width: the
+    Gaussian blur of the box)."""
+
+    box: tuple[float, float, float, float]
+    depth: Range
+    colour: tuple[float, float] = (1.0, 1.0)
+    jitter: float = 0.05
+    softness: float = 0.015
+
+    def field(self, rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:
+        """The light's share (height, width, 3) that reaches each pixel, in each channel."""
+        width, height = size
+        x0, y0, x1, y1 = (edge + rng.uniform(-self.jitter, self.jitter) for edge in self.box)
+        mask = np.zeros((height, width), np.float32)
+        mask[max(0, round(y0 * height)):max(0, round(y1 * height)),
+             max(0, round(x0 * width)):max(0, round(x1 * width))] = 1
+        mask = cv2.GaussianBlur(mask, (0, 0), max(self.softness * width, 0.3))
+        blue, red = self.colour
+        # The room light's grey level is ``depth``: its colour scaled so its luma is 1.
+        tint = np.array([blue, 1.0, red], np.float32) / (0.114 * blue + 0.587 + 0.299 * red)
+        shaded = rng.uniform(*self.depth) * tint
+        return 1 - mask[:, :, None] * (1 - shaded[None, None, :])
+
+
+@dataclass(frozen=True)
+class Glare:
+    """The lamp's reflection off a glossy card (a fixed camera close over it): light added
+    to paper and ink alike, so the ink under it is lifted towards grey (a pip there reads
+    faint). A Gaussian of the lamp's colour at ``centre`` (shares of the frame, moving by
+    up to ``jitter`` from frame to frame), its spread a share of the frame's width, its
+    peak ``strength`` of white paper's light."""
+
+    centre: tuple[float, float]
+    spread: float
+    strength: Range
+    jitter: float = 0.05
+
+    def field(self, rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:
+        width, height = size
+        cx = (self.centre[0] + rng.uniform(-self.jitter, self.jitter)) * width
+        cy = (self.centre[1] + rng.uniform(-self.jitter, self.jitter)) * height
+        y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+        spot = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * (self.spread * width) ** 2))
+        return rng.uniform(*self.strength) * spot
+
 
 FACE_HEIGHT = 600
 """Card faces are rendered this tall: the in-shoe view shows a card about 560 pixels tall."""
@@ -113,6 +188,20 @@ class Session:
     sensor's overlapping colour filters keep less)."""
     card_box: tuple[float, float, float, float] | None = None
     """Where the card lies in the frame (slot view): x0, y0, x1, y1 as fractions."""
+    lamp: Lamp | None = None
+    """A fixed camera's lamp, over the smooth random variation (None: no fall-off but it)."""
+    shadows: tuple[Shadow, ...] = ()
+    """Parts of a fixed camera's view its lamp does not reach."""
+    glare: Glare | None = None
+    """The lamp's reflection off the card (a fixed camera's lamp close over a glossy card)."""
+    ceiling: float | None = None
+    """The light (a share of white paper's under the lamp's peak) at which the sensor
+    saturates, before the camera's own gain brings white paper to ``paper``: under a glare
+    the paper stays at the ceiling while the ink is lifted towards it (None: the sensor
+    saturates only at full scale, after that gain)."""
+    shadow_share: float = 1.0
+    """Share of the frames with ``shadows`` (the rest lit all over: a session captured over
+    days, the lamp or the board moved between)."""
 
 
 @dataclass(frozen=True)
@@ -188,15 +277,34 @@ LOW_RES_SLOT = CameraCondition(
     view="slot",
     size=(128, 128),  # measured: sessions a and b 128 x 128, c 172 x 147
     sessions={
+        # The lamp, shadows and glare (twenty-fifth round; docs/vision.md, "How each
+        # parameter was chosen"): the lamp placed on each session's median paper map; the
+        # shadows' boxes by eye on it, their depth and colour calibrated on the shaded share
+        # of the card, its level and its cast; the glare by eye, its strength calibrated on
+        # the black pips' ink level under it. Session b's light is even but for the LED's
+        # own reflection at the card's bottom edge, where no pip lies: none of the three.
         "a": Session("a", paper=(135, 180), cast=((0.84, 1.02), (0.71, 0.83)),
-                     uneven=0.35, defocus=(0.5, 0.8), bits=(5, 5, 5), saturation=0.5,
-                     card_box=(0.07, 0.02, 0.97, 0.9)),
+                     uneven=0.35, defocus=(0.35, 0.65), bits=(5, 5, 5), saturation=0.5,
+                     card_box=(0.07, 0.02, 0.97, 0.9),
+                     lamp=Lamp(centre=(0.72, 0.15), spread=(0.55, 1.0)),
+                     shadows=(Shadow((-0.1, 0.6, 0.55, 1.1), depth=(0.35, 0.5),
+                                     colour=(1.15, 1.12)),),
+                     glare=Glare(centre=(0.62, 0.27), spread=0.12, strength=(0.4, 1.0)),
+                     ceiling=1.0),
         "b": Session("b", paper=(108, 125), cast=((0.98, 1.03), (0.60, 0.63)),
                      uneven=0.35, defocus=(0.5, 0.8), bits=(5, 5, 5), saturation=0.5,
                      card_box=(0.07, 0.02, 0.97, 0.9)),
-        "c": Session("c", paper=(140, 160), cast=((0.97, 1.05), (0.89, 0.95)),
-                     size=(172, 147), uneven=0.35, defocus=(0.4, 0.7), bits=(5, 5, 6),
-                     saturation=0.5, card_box=(0.0, -0.02, 0.93, 0.97)),
+        "c": Session("c", paper=(148, 168), cast=((0.97, 1.05), (0.89, 0.95)),
+                     size=(172, 147), uneven=0.35, defocus=(0.2, 0.45), bits=(5, 5, 6),
+                     saturation=0.5, card_box=(0.0, -0.02, 0.93, 0.97),
+                     lamp=Lamp(centre=(0.45, 0.05), spread=(0.9, 1.3)),
+                     shadows=(Shadow((-0.1, -0.1, 0.2, 1.1), depth=(0.35, 0.5),
+                                     colour=(9.0, 11.0)),
+                              Shadow((-0.1, 0.8, 1.1, 1.1), depth=(0.3, 0.4),
+                                     colour=(9.0, 11.0))),
+                     glare=Glare(centre=(0.45, 0.12), spread=0.12, strength=(0.2, 0.7)),
+                     ceiling=1.0,
+                     shadow_share=0.6),
     },
     read_noise=(0.6, 1.4), shot_noise=0.02,  # assumed; checked: measured noise 1.2-3.0
     vignetting=0.3,  # assumed (a tiny plastic lens)
@@ -320,8 +428,17 @@ def realistic_frame(face: np.ndarray, rng: np.random.Generator, condition: Camer
     light = illumination(rng, (width, height), session.uneven, condition.vignetting)
     if condition.view == "overhead":
         light *= _spot(rng, (width, height), float(condition.extra["spot_floor"]))
+    if session.lamp is not None:
+        light *= session.lamp.field((width, height))
     image = scene * light[:, :, None]
+    if session.shadows and rng.random() < session.shadow_share:
+        for shadow in session.shadows:
+            image *= shadow.field(rng, (width, height))
+    if session.glare is not None:
+        image += session.glare.field(rng, (width, height))[:, :, None]
     image = optics(image, rng, session, condition)
+    if session.ceiling is not None:
+        image = np.minimum(image, session.ceiling)
     if session.saturation != 1.0:
         grey = image.mean(axis=2, keepdims=True)
         image = grey + session.saturation * (image - grey)

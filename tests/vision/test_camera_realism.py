@@ -31,7 +31,10 @@ from simulators.camera_realism import (
     FACE_HEIGHT,
     OVERHEAD_FELT,
     ConditionError,
+    Glare,
+    Lamp,
     RealisticCamera,
+    Shadow,
     _felt_sheen,
     _overhead_scene,
     card_offset,
@@ -255,6 +258,58 @@ def test_the_felt_sheen_lights_the_felt_not_the_card(faces) -> None:
         columns = np.divide(lit[:, :, 1], even[:, :, 1], out=np.full(around.shape, np.nan),
                             where=around & (even[:, :, 1] > 0))
         assert np.nanmedian(columns[:, :40]) > 4 * np.nanmedian(columns[:, -40:])
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), depth=st.floats(0.2, 0.9),
+       blue=st.floats(0.5, 4.0), red=st.floats(0.5, 4.0))
+def test_a_shadow_dims_its_box_to_its_depth_in_the_room_light_s_colour(seed, depth, blue,
+                                                                         red) -> None:
+    size = (160, 120)
+    shadow = Shadow((0.1, 0.5, 0.6, 1.2), depth=(depth, depth), colour=(blue, red),
+                    jitter=0.05, softness=0.0)
+    field = shadow.field(np.random.default_rng(seed), size)
+    assert field.shape == (120, 160, 3)
+    # Well inside the box (whatever the jitter): the room light, its luma ``depth``.
+    inside = field[int(0.6 * 120):, int(0.2 * 160):int(0.5 * 160)]
+    luma = 0.114 * inside[..., 0] + 0.587 * inside[..., 1] + 0.299 * inside[..., 2]
+    assert np.allclose(luma, depth, atol=1e-4)
+    assert np.allclose(inside[..., 0] / inside[..., 1], blue, rtol=1e-4)
+    assert np.allclose(inside[..., 2] / inside[..., 1], red, rtol=1e-4)
+    # Well outside it, the lamp's light untouched.
+    assert np.allclose(field[: int(0.4 * 120)], 1.0)
+    assert np.allclose(field[:, int(0.7 * 160):], 1.0)
+
+
+def test_the_lamp_falls_off_from_where_it_points() -> None:
+    field = Lamp(centre=(0.25, 0.5), spread=(0.2, 0.4)).field((200, 100))
+    assert field[50, 50] == pytest.approx(1.0, abs=0.01)
+    assert field[50, 90] > field[50, 130] > field[50, 170]  # one sigma, two, three away
+    assert field[50, 90] == pytest.approx(np.exp(-0.5), abs=0.02)
+    # Each spread is a share of its own side: 0.4 of 100 rows is 40, as 0.2 of 200 columns.
+    assert field[90, 50] == pytest.approx(np.exp(-0.5), abs=0.02)
+
+
+def test_a_glare_under_the_sensor_s_ceiling_lifts_the_ink_not_the_paper(faces) -> None:
+    condition = CONDITIONS["low_res_slot"]
+    base = replace(condition.sessions["a"], shadows=(), lamp=None, uneven=0.0,
+                   defocus=(0.0, 0.0), cast=((1.0, 1.0), (1.0, 1.0)), paper=(120, 120))
+    quiet = replace(condition, read_noise=(0.0, 0.0), shot_noise=0.0, vignetting=0.0)
+    face = faces[SAMPLE_CARDS[2]]  # the ten: pips all over the card
+    plain = realistic_frame(face, np.random.default_rng(5), quiet,
+                            replace(base, glare=None, ceiling=1.0)).astype(float)
+    glared = realistic_frame(face, np.random.default_rng(5), quiet,
+                             replace(base, glare=Glare((0.5, 0.5), 0.2, (0.8, 0.8), jitter=0),
+                                     ceiling=1.0)).astype(float)
+    grey_plain, grey_glared = plain.mean(axis=2), glared.mean(axis=2)
+    middle = np.s_[34:94, 34:94]  # within a sigma and a bit of the glare's centre
+    level = float(np.percentile(grey_plain[middle], 95))
+    paper = grey_plain[middle] > 0.8 * level
+    ink = grey_plain[middle] < 0.5 * level
+    assert paper.sum() > 100 and ink.sum() > 20
+    # The paper stays at the ceiling (a 5-bit step apart at most); the ink is lifted.
+    assert abs(np.median(grey_glared[middle][paper]) - np.median(grey_plain[middle][paper])) <= 9
+    assert np.median(grey_glared[middle][ink]) > np.median(grey_plain[middle][ink]) + 40
 
 
 def test_a_session_can_have_its_own_frame_size(faces) -> None:
