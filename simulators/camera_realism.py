@@ -296,7 +296,7 @@ LOW_RES_SLOT = CameraCondition(
                      card_box=(0.07, 0.02, 0.97, 0.9)),
         "c": Session("c", paper=(148, 168), cast=((0.97, 1.05), (0.89, 0.95)),
                      size=(172, 147), uneven=0.35, defocus=(0.2, 0.45), bits=(5, 5, 6),
-                     saturation=0.5, card_box=(0.0, -0.02, 0.93, 0.97),
+                     saturation=0.5, card_box=(0.0, -0.02, 0.93, 0.97), flare=(0.1, 0.2),
                      lamp=Lamp(centre=(0.45, 0.05), spread=(0.9, 1.3)),
                      shadows=(Shadow((-0.1, -0.1, 0.2, 1.1), depth=(0.35, 0.5),
                                      colour=(9.0, 11.0)),
