@@ -28,7 +28,8 @@ never a size between (half a pip cut off, two pips run together); when their cou
 rank 2 to 10 whose learnt layout they match; when they could not be part of a higher rank's
 pips, the others lost in the dark (a shadow over a 6's middle pair leaves a 4's corners);
 and when every pip names the same suit. Pips a shadow runs together at the deck's ink
-level are looked for again at stricter levels (:data:`STRICTER_LEVELS`), none lost. An ace
+level are looked for again at stricter levels (:data:`STRICTER_LEVELS`), and pips a glare
+makes faint at looser ones (:data:`LOOSER_LEVELS`), none lost. An ace
 (one pip: any single mark matches its layout) and court cards are left to the appearance
 read. A deck whose number cards show clean pips in fewer than :data:`MIN_CLEAN_SHARE` of
 their enrolment photos (a camera that sees only the index corner, pp2021) learns no pip
@@ -60,6 +61,15 @@ shadow or a colour cast dims part of the card, the dim paper is ink at the deck'
 runs the pips there into it, and not at a stricter one. Every check holds at each level.
 ece395, draws 2024, 7 and 11: 29, 23 and 23 of 52 read by their pips with them, 29, 19
 and 20 without (measured by the counter alone), none wrong either way."""
+LOOSER_LEVELS = (0.4, 0.3)
+"""When a region's pips are clear neither at the deck's ink level nor at a stricter one,
+they are looked for again at each of these looser levels below it (ink that much darker
+than its paper, less than the deck's): the lamp's glare off a glossy card lifts the ink
+under it towards its paper (ece395 session a: black pips at 0.3 to 0.56 of their paper
+under it, 0.03 elsewhere), too light for the deck's level, not for a looser one. Every
+pip the deck's level showed must still show, and every check holds. ece395, draws 2024, 7
+and 11: 34, 29 and 31 of 52 read by their pips with them, 29, 23 and 23 without (the
+counter alone), none wrong either way."""
 PAPER_REACH = 0.25
 MARGIN = 0.02
 """Each side of the region left out (of its width): a mark the region's edge cuts is no
@@ -162,13 +172,16 @@ class RegionPips:
             return read
         size = shares / self.pip_area
         pip_sized = ids[(size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])]
-        for ink in (level for level in STRICTER_LEVELS if level > self.ink):
+        retried = ([level for level in STRICTER_LEVELS if level > self.ink]
+                   + [level for level in LOOSER_LEVELS if level < self.ink])
+        for ink in retried:
             found = _pips(seen_as, ink, self.pip_area)
             if found is None:
                 continue
-            # Every pip the deck's level showed must still show: a pip lighter than the
+            # Every pip the deck's level showed must still show: a pip lighter than a
             # stricter level (red ink is lighter than black) vanishes from it, and the
-            # pips left may lie as a lower rank's do (a 6 without its middle pair, a 4).
+            # pips left may lie as a lower rank's do (a 6 without its middle pair, a 4);
+            # at a looser level, a pip may run into a shadow beside it.
             seen = labels[np.round(found[0][:, 1]).astype(int).clip(0, labels.shape[0] - 1),
                           np.round(found[0][:, 0]).astype(int).clip(0, labels.shape[1] - 1)]
             if not np.isin(pip_sized, seen).all():
