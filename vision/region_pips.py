@@ -65,8 +65,8 @@ LOOSER_LEVELS = (0.4, 0.3)
 """When a region's pips are clear neither at the deck's ink level nor at a stricter one,
 they are looked for again at each of these looser levels below it (ink that much darker
 than its paper, less than the deck's): the lamp's glare off a glossy card lifts the ink
-under it towards its paper (ece395 session a: black pips at 0.3 to 0.56 of their paper
-under it, 0.03 elsewhere), too light for the deck's level, not for a looser one. Every
+under it towards its paper (ece395 session a: black pips at 0.28 to 0.56 of their paper
+under it, 0.03 to 0.1 elsewhere), too light for the deck's level, not for a looser one. Every
 pip the deck's level showed must still show, and every check holds. ece395, draws 2024, 7
 and 11: 34, 29 and 31 of 52 read by their pips with them, 29, 23 and 23 without (the
 counter alone), none wrong either way."""
