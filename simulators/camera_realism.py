@@ -36,6 +36,7 @@ is said beside it and in docs/vision.md. No parameter was chosen from the recogn
 from __future__ import annotations
 
 import csv
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,26 @@ Buckets = tuple[tuple[float, float, float], ...]
 value uniformly in it (:func:`draw_from`)."""
 
 
+def gaussian(size: tuple[int, int], centre: tuple[float, float],
+             spread: tuple[float, float]) -> np.ndarray:
+    """A Gaussian over a ``size`` (width, height) frame, 1 at ``centre`` (pixels), its
+    spread (sigma) ``spread`` pixels across and down: a lamp's light, a glare, a sheen."""
+    y, x = _grid(size)
+    across = (x - centre[0]) * (spread[1] / spread[0])  # (in units of the spread down)
+    return np.exp(-(across ** 2 + (y - centre[1]) ** 2) / (2 * spread[1] ** 2))
+
+
+@functools.cache
+def _grid(size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's row and column (float32) of a ``size`` frame: the same for every frame
+    of a session, so made once (read-only)."""
+    width, height = size
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    y.setflags(write=False)
+    x.setflags(write=False)
+    return y, x
+
+
 @dataclass(frozen=True)
 class Lamp:
     """A fixed camera's own lamp (a slot's LED): the light falls off from the place it points
@@ -67,9 +88,8 @@ class Lamp:
 
     def field(self, size: tuple[int, int]) -> np.ndarray:
         width, height = size
-        y, x = np.mgrid[0:height, 0:width].astype(np.float32)
-        return np.exp(-((x / width - self.centre[0]) ** 2 / (2 * self.spread[0] ** 2)
-                        + (y / height - self.centre[1]) ** 2 / (2 * self.spread[1] ** 2)))
+        return gaussian(size, (self.centre[0] * width, self.centre[1] * height),
+                        (self.spread[0] * width, self.spread[1] * height))
 
 
 @dataclass(frozen=True)
@@ -120,9 +140,8 @@ class Glare:
         width, height = size
         cx = (self.centre[0] + rng.uniform(-self.jitter, self.jitter)) * width
         cy = (self.centre[1] + rng.uniform(-self.jitter, self.jitter)) * height
-        y, x = np.mgrid[0:height, 0:width].astype(np.float32)
-        spot = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * (self.spread * width) ** 2))
-        return rng.uniform(*self.strength) * spot
+        sigma = self.spread * width
+        return rng.uniform(*self.strength) * gaussian(size, (cx, cy), (sigma, sigma))
 
 
 FACE_HEIGHT = 600
@@ -479,9 +498,7 @@ def _spot(rng: np.random.Generator, size: tuple[int, int], floor: float) -> np.n
     width, height = size
     cx, cy = rng.uniform(-0.1, 1.1) * width, rng.uniform(-0.1, 1.1) * height
     sigma = rng.uniform(*SPOT_WIDTH) * width
-    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
-    spot = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * sigma ** 2))
-    return floor + (1 - floor) * spot
+    return floor + (1 - floor) * gaussian(size, (cx, cy), (sigma, sigma))
 
 
 def optics(image: np.ndarray, rng: np.random.Generator, session: Session,
@@ -695,8 +712,7 @@ def _felt_sheen(rng: np.random.Generator, size: tuple[int, int],
     across, down, spread = lamp
     cx, cy = rng.uniform(*across) * width, rng.uniform(*down) * height
     sigma = rng.uniform(*spread) * width
-    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
-    sheen = np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * sigma ** 2))
+    sheen = gaussian(size, (cx, cy), (sigma, sigma))
     return sheen / max(float(np.median(sheen)), 1e-3)
 
 
