@@ -297,18 +297,43 @@ def _measured_again(frame: np.ndarray, corners: np.ndarray, support: float,
     shadow over one end of it) starts a side askew, and the profiles near its far end
     cannot reach the edge (:data:`EDGE_REACH`): the line fitted to the rest turns part way
     towards the edge, and the card's own paper lies beyond that end. Measured again from
-    there, the side lies on the edge. When no measure borders one table (still only part of
-    a card: a hand along a side), the first measure is returned as it was, and False.
+    there, the side lies on the edge. A side too little of which showed a step kept the
+    mask's line, which may lie further inside the card than a profile reaches: measured
+    again from a reach further out (:func:`_pushed_out`) when nothing nearer borders one
+    table. When no measure borders one table (still only part of a card: a hand along a
+    side), the first measure is returned as it was, and False.
     ``rule``: the first measure's (:func:`edges_on_frame`)."""
-    again = corners
-    for _ in range(REMEASURES):
-        again, support_again, beyond_again, on_frame_again = edges_on_frame(
-            frame, again, rule)
-        if on_frame_again is None or not card_shaped(again):
-            break
-        if one_table(beyond_again):
-            return again, support_again, beyond_again, on_frame_again, True
+    starts = [corners]
+    if not all(on_frame):
+        # A side not measured kept the mask's line, which a finger cut off with the paper
+        # under it may have left further inside the card than a profile reaches (the
+        # opening that cuts a touching finger off the paper takes a slice of the card
+        # with it): measured again from a reach further out, it lies on the card's edge.
+        starts.append(_pushed_out(corners, on_frame, EDGE_REACH))
+    for again in starts:
+        for _ in range(REMEASURES):
+            again, support_again, beyond_again, on_frame_again = edges_on_frame(
+                frame, again, rule)
+            if on_frame_again is None or not card_shaped(again):
+                break
+            if one_table(beyond_again):
+                return again, support_again, beyond_again, on_frame_again, True
     return corners, support, beyond, on_frame, False
+
+
+def _pushed_out(corners: np.ndarray, measured: tuple[bool, ...], distance: float
+                ) -> np.ndarray:
+    """The quad with each side not ``measured`` moved ``distance`` pixels out of it (the
+    corners at its ends moved along its outward normal)."""
+    sides = side_lines_out(corners, shortest=0)
+    if sides is None:
+        return corners
+    moved = corners.astype(np.float32).copy()
+    for side, (_, _, _, normal) in enumerate(sides):
+        if not measured[side]:
+            moved[side] += distance * normal
+            moved[(side + 1) % 4] += distance * normal
+    return moved
 
 
 def _check_frame(frame: np.ndarray) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -180,6 +180,11 @@ def _tinted(frame: np.ndarray, gains: np.ndarray) -> np.ndarray:
        table=st.sampled_from(sorted(set(TABLES) - {"pale desk"})), lamp=st.booleans(),
        finger=st.booleans(), warm=st.booleans(), strength=st.floats(0.6, 0.85),
        seed=st.integers(0, 1000))
+# Found by hypothesis (twenty-sixth round): a finger on the card's right side under warm
+# light joins the paper; the opening that cuts it off took a 9-pixel slice of the card with
+# it, beyond a profile's reach, and the card plus finger (232 pixels wide of it) was taken.
+@example(angle=0.0, x=0.6573335338496904, y=0.5, table="red felt", lamp=False, finger=True,
+         warm=True, strength=0.703125, seed=0)
 def test_a_card_under_tinted_light_is_found_at_its_corners(
         angle: float, x: float, y: float, table: str, lamp: bool, finger: bool, warm: bool,
         strength: float, seed: int) -> None:
