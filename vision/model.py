@@ -84,8 +84,10 @@ if TYPE_CHECKING:
     from vision.index_corner import CornerReader
     from vision.index_glyphs import GlyphReader
 
-FORMAT_VERSION = 15
-"""15: a region deck's number cards by their pips (``region_pips``: the ink level, the pips'
+FORMAT_VERSION = 16
+"""16: where a region deck's enrolment aces showed their one pip (``region_pips.aces``:
+centres as shares of the region; absent or empty: its aces are not read by their pip);
+15: a region deck's number cards by their pips (``region_pips``: the ink level, the pips'
 size, where they lie in the view and each rank's layouts, null if none was learnt; the
 arrays ``region_pip_looks``, ``region_pip_colours`` and ``region_pip_suits``: each
 enrolment pip's look, colour and suit);
@@ -112,7 +114,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up

@@ -29,8 +29,14 @@ rank 2 to 10 whose learnt layout they match; when they could not be part of a hi
 pips, the others lost in the dark (a shadow over a 6's middle pair leaves a 4's corners);
 and when every pip names the same suit. Pips a shadow runs together at the deck's ink
 level are looked for again at stricter levels (:data:`STRICTER_LEVELS`), and pips a glare
-makes faint at looser ones (:data:`LOOSER_LEVELS`), none lost. An ace
-(one pip: any single mark matches its layout) and court cards are left to the appearance
+makes faint at looser ones (:data:`LOOSER_LEVELS`), none lost.
+
+An ace has one pip, whose layout any single mark matches: it is read only where its one pip
+lies as the enrolment aces' pips did (within the tolerance of one of them, in the region),
+with blank paper round it (:data:`ACE_FIELD`: a court card's picture is ink there), no other
+mark that may be a pip even at the loosest ink level (a higher card's pips faint under a
+glare) and no higher card's pips in the dark. An ace whose pip is not a number card's size
+(a Bicycle ace of spades' large ornate spade) and court cards are left to the appearance
 read. A deck whose number cards show clean pips in fewer than :data:`MIN_CLEAN_SHARE` of
 their enrolment photos (a camera that sees only the index corner, pp2021) learns no pip
 counter.
@@ -104,6 +110,12 @@ resized to this many pixels a side."""
 COLOUR_WEIGHT = 0.5
 """A pip's colour (the log ratios of red and of blue to green of its ink against the paper
 around it) counts this much beside its appearance (a unit vector) in the nearest pip."""
+ACE_FIELD = (2.0, 0.2, 0.1)
+"""An ace's blank field: within this radius of its pip (units of the square root of a pip's
+area), pixels this share darker than their paper (fainter than any ink level) cover no more
+than this share of it, the pip's own mark aside. ece395 at radius 2: its aces' fields 0.0 to
+0.042 (the magenta cast of session c the most), every pip-sized mark of its court cards 0.34
+or more (the picture round it)."""
 
 
 class Surface(NamedTuple):
@@ -158,6 +170,10 @@ class RegionPips:
     """(pips, 2) each enrolment pip's colour against its paper."""
     suits: np.ndarray
     """(pips,) each enrolment pip's suit (0-3, as card indices count them: label // 13)."""
+    aces: tuple[tuple[float, float], ...] = ()
+    """Where the enrolment photos' aces showed their one pip (its centre, shares of the
+    region's width and height); empty when none showed one clean pip of a number card's
+    size (an ace is then left to the appearance read)."""
     _typical: dict[int, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def read(self, region: np.ndarray) -> PipCount | None:
@@ -189,7 +205,35 @@ class RegionPips:
             read = self._read_found(region, found, labels)
             if read is not None:
                 return read
-        return None
+        return self._read_ace(seen_as, marks)
+
+    def _read_ace(self, seen_as: Surface,
+                  marks: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+                  ) -> PipCount | None:
+        """The ace in the region whose ``marks`` at the deck's ink level show one pip, as
+        the module's docstring says; None otherwise."""
+        found = _pips(seen_as, self.ink, self.pip_area, marks) if self.aces else None
+        if found is None or len(found[0]) != 1:
+            return None
+        region = seen_as.region
+        height, width = seen_as.grey.shape
+        unit = float(np.sqrt(self.pip_area * _area(region)))
+        centre = found[0][0]
+        offset = float(np.min(np.linalg.norm(
+            np.array(self.aces) * [width, height] - centre, axis=1))) / unit
+        if offset > self.tolerance:
+            return None
+        labels, _, mark_centres, _, ids = marks
+        own = labels == ids[int(np.argmin(np.linalg.norm(mark_centres - centre, axis=1)))]
+        if (self._part_of_higher(region, found[0], labels)
+                or self._faint_higher(seen_as, centre, unit)):
+            return None
+        if not blank_round(seen_as, own, centre, unit):
+            return None
+        _, looks, colours = found
+        distances = (np.linalg.norm(self.looks - looks[0], axis=1)
+                     + COLOUR_WEIGHT * np.linalg.norm(self.colours - colours[0], axis=1))
+        return PipCount(int(self.suits[int(np.argmin(distances))]) * 13, offset, 1)
 
     def _read_found(self, region: np.ndarray,
                     found: tuple[np.ndarray, np.ndarray, np.ndarray], dark: np.ndarray
@@ -252,6 +296,28 @@ class RegionPips:
                         return True
         return False
 
+    def _faint_higher(self, seen_as: Surface, centre: np.ndarray, unit: float) -> bool:
+        """Whether a higher card with a pip at its layout's middle (a 3, a 5, a 9), placed
+        with that pip on the one pip at ``centre`` (pixels), shows a mark at the loosest
+        ink level near one of its other pips (within the widest layout tolerance,
+        :data:`LAYOUT_TOLERANCE`: placed by one pip, not by all of them): pips a glare makes
+        too faint for the deck's level, with only the middle one left, as an ace's."""
+        _, _, faint, _, _ = _marks(seen_as, min(LOOSER_LEVELS + INK_LEVELS))
+        if not len(faint):
+            return False
+        for typical in self._typical.values():
+            middle = np.linalg.norm(typical, axis=1)
+            if middle.min() > self.tolerance:
+                continue  # (no pip where an ace's lies)
+            offsets = np.delete(typical - typical[int(np.argmin(middle))],
+                                int(np.argmin(middle)), axis=0)
+            for placed in (offsets, -offsets):
+                others = centre + placed * unit
+                apart = np.linalg.norm(faint[None, :, :] - others[:, None, :], axis=2)
+                if np.any(apart <= LAYOUT_TOLERANCE[1] * unit):
+                    return True
+        return False
+
     def __post_init__(self) -> None:
         # Each rank's most typical learnt layout (the one nearest the others at its
         # farthest): one placement of each rank to try in :meth:`_part_of_higher`, not one
@@ -267,7 +333,7 @@ class RegionPips:
         """The parts saved in a model's description (the pips' looks are arrays of their
         own: :meth:`vision.model.DeckModel.save`)."""
         return {"ink": self.ink, "pip_area": self.pip_area, "tolerance": self.tolerance,
-                "extent": list(self.extent),
+                "extent": list(self.extent), "aces": [list(centre) for centre in self.aces],
                 "layouts": {str(rank): [layout.tolist() for layout in layouts]
                             for rank, layouts in self.layouts.items()}}
 
@@ -301,9 +367,12 @@ class RegionPips:
                 and colours.shape == (len(looks), 2) and suits.shape == (len(looks),)
                 and np.all((suits >= 0) & (suits < 4))):
             raise ValueError("the pips' looks, colours and suits do not match")
+        aces = tuple((float(x), float(y)) for x, y in value.get("aces", []))
+        if not all(0 <= x <= 1 and 0 <= y <= 1 for x, y in aces):
+            raise ValueError(f"a pip counter's aces {aces} are not inside the region")
         return cls(ink, pip_area, layouts, tolerance,
                    (extent[0], extent[1], extent[2], extent[3]), looks.astype(np.float32),
-                   colours.astype(np.float32), suits.astype(np.int64))
+                   colours.astype(np.float32), suits.astype(np.int64), aces)
 
 
 def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
@@ -353,7 +422,38 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
                             for label, _, _, _, pips, _ in clean])
     return RegionPips(ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()},
                       tolerance, extent, looks.astype(np.float32), colours.astype(np.float32),
-                      suits.astype(np.int64))
+                      suits.astype(np.int64), _learnt_aces(regions, labels, ink, pip_area))
+
+
+def _learnt_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: float,
+                 pip_area: float) -> tuple[tuple[float, float], ...]:
+    """Where the enrolment aces that show one clean pip of a number card's size (within
+    :data:`PIP_SPREAD` of ``pip_area``) at the deck's ``ink`` level show it: centres as
+    shares of each region."""
+    aces = []
+    for region, label in zip(regions, labels, strict=True):
+        if label % 13 != 0:
+            continue
+        found = _learning_pips(surface(region), ink, 1)
+        if found is None or not PIP_SPREAD[0] <= found[1] / pip_area <= PIP_SPREAD[1]:
+            continue
+        x, y = found[0][0] / [region.shape[1], region.shape[0]]
+        aces.append((float(x), float(y)))
+    return tuple(aces)
+
+
+
+def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: float) -> bool:
+    """Whether the paper round a pip at ``centre`` (pixels; ``own``: its mark's pixels) is
+    blank as round an ace's (:data:`ACE_FIELD`; ``unit``: the square root of a pip's area
+    in pixels): a court card's picture is ink there."""
+    radius, level, most = ACE_FIELD
+    height, width = seen_as.grey.shape
+    rows, columns = np.ogrid[:height, :width]
+    field = (columns - centre[0]) ** 2 + (rows - centre[1]) ** 2 <= (radius * unit) ** 2
+    field &= ~cv2.dilate(own.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    darkness = 1.0 - seen_as.grey / np.maximum(seen_as.paper, 1.0)
+    return bool(field.any()) and float((darkness[field] > level).mean()) <= most
 
 
 def _area(region: np.ndarray) -> float:

@@ -26,6 +26,7 @@ from vision.region_pips import (
     RegionPips,
     _marks,
     _pips,
+    blank_round,
     learn_region_pips,
     surface,
 )
@@ -134,13 +135,73 @@ def test_every_number_card_is_read_by_its_pips_in_a_light_never_enrolled(
         counter: RegionPips) -> None:
     rng = np.random.default_rng(4)
     assert counter.ink in INK_LEVELS and set(counter.layouts) == set(range(2, 11))
+    assert len(counter.aces) == 8  # (each ace in two lights)
     for card in every_card():
         read = counter.read(slot_frame(card, "magenta", rng))
-        if card.rank in range(2, 11):
+        if card.rank in range(1, 11):  # an ace by its one pip where the aces' lay
             assert read is not None and read.label == card_index(card), card
             assert read.pips == card.rank and read.offset <= counter.tolerance
-        else:  # an ace's one pip, or a court card's picture: left to the look
+        else:  # a court card's picture: left to the look
             assert read is None, card
+
+
+def test_one_pip_is_no_ace_unless_it_lies_as_an_ace_s_with_paper_round_it(
+        counter: RegionPips) -> None:
+    """An ace's one pip matches any single mark's layout: it is read only where the
+    enrolment aces' pips lay, with blank paper round it. One pip elsewhere, a 5 whose four
+    outer pips a glare makes too faint for the deck's level (its middle one left, where an
+    ace's lies) and a finger half hides one of (so that no level counts five), a 3 whose
+    outer pips lie in a shadow, or one pip with a court card's picture round it: no
+    read."""
+    rng = np.random.default_rng(15)
+    ace = Card.from_code("AD")
+    assert counter.read(slot_frame(ace, "magenta", rng)) is not None  # (the test's case)
+    assert counter.read(slot_frame(ace, "magenta", rng, pips=[(MIDDLE, 0.25)])) is None
+    # A 5 under a glare that lifts the outer pips' ink above the deck's level but not
+    # above the loosest one: only the middle pip shows at the deck's level.
+    deep = replace(counter, ink=0.6)
+    x0, y0, x1, y1 = CARD
+    for five in (number_card(5, "S"), number_card(5, "H")):
+        frame = slot_frame(five, "magenta", rng).astype(np.float32)
+        paper = float(np.percentile(frame, 95))
+        outer = np.ones(frame.shape[:2], bool)
+        cx, cy = x0 + MIDDLE * (x1 - x0), y0 + 0.5 * (y1 - y0)
+        rows, columns = np.ogrid[:frame.shape[0], :frame.shape[1]]
+        outer &= (columns - cx) ** 2 + (rows - cy) ** 2 > 12 ** 2
+        faint = frame + (paper - frame) * 0.4 * outer[:, :, None]
+        x, y = STANDARD[5][0]
+        corner = (round(x0 + x * (x1 - x0)), round(y0 + y * (y1 - y0)))
+        faint[corner[1] - 9:corner[1] + 9, corner[0] - 2:corner[0] + 9] = paper  # (a finger)
+        glared = faint.clip(0, 255).astype(np.uint8)
+        found = _pips(surface(glared), deep.ink, deep.pip_area)
+        assert found is not None and len(found[0]) == 1, five  # (the test's case)
+        assert deep._faint_higher(surface(glared), found[0][0],
+                                  float(np.sqrt(deep.pip_area * glared.shape[0]
+                                                * glared.shape[1])))
+        assert deep.read(glared) is None, five
+    # A 3 whose outer pips lie under bands of shadow as dark as the ink.
+    three = slot_frame(number_card(3, "C"), "magenta", rng).astype(np.float32)
+    for _, y in (STANDARD[3][0], STANDARD[3][2]):
+        row = round(y0 + y * (y1 - y0))
+        three[row - 9:row + 9] *= 0.2
+    shaded = three.clip(0, 255).astype(np.uint8)
+    found = _pips(surface(shaded), counter.ink, counter.pip_area)
+    assert found is not None and len(found[0]) == 1  # (the test's case)
+    assert counter.read(shaded) is None
+    middle_y = y0 + 0.5 * (y1 - y0)
+    # One pip where an ace's lies, a court card's picture round it: thin strokes (no mark
+    # of a pip's shape) in the paper round the pip.
+    alone = slot_frame(ace, "magenta", rng)
+    court = alone.copy()
+    for offset in (-24, -17, 17, 24):
+        cv2.line(court, (int(cx) - 26, int(middle_y) + offset),
+                 (int(cx) + 26, int(middle_y) + offset), (60, 50, 120), 2)
+    assert counter.read(alone) is not None and counter.read(court) is None
+    unit = float(np.sqrt(counter.pip_area * court.shape[0] * court.shape[1]))
+    for frame, blank in ((alone, True), (court, False)):
+        labels, _, centres, _, ids = _marks(surface(frame), counter.ink)
+        pip = int(np.argmin(np.linalg.norm(centres - [cx, middle_y], axis=1)))
+        assert blank_round(surface(frame), labels == ids[pip], centres[pip], unit) is blank
 
 
 @settings(max_examples=60, deadline=None)
@@ -290,8 +351,8 @@ def test_a_camera_that_sees_only_the_index_learns_no_pip_counter() -> None:
 
 
 def test_the_counter_is_saved_with_the_deck_and_read_by_the_recogniser(tmp_path) -> None:
-    """Enrolled as ``shoe vision enroll --roi whole`` does, saved (model format 15) and
-    loaded: the loaded deck reads as the enrolled one, and the recogniser takes a number
+    """Enrolled as ``shoe vision enroll --roi whole`` does, saved (model format 16) and
+    loaded: the loaded deck reads as the enrolled one (its aces too), and the recogniser takes a number
     card its look was unsure of by its pips."""
     rng = np.random.default_rng(8)
     samples = [(slot_frame(card, light, rng), card)
