@@ -36,11 +36,11 @@ An ace has one pip, whose layout any single mark matches: it is read only where 
 lies as the enrolment aces' pips did (within the tolerance of one of them, in the region),
 with blank paper round it (:data:`ACE_FIELD`: a court card's picture is ink there), no mark
 at the loosest ink level near any other pip of a 3, a 5 or a 9 placed on it (pips faint
-under a glare, :meth:`RegionPips._faint_higher`) and no higher card's pips in the dark. An ace whose pip is not a number card's size
-(a Bicycle ace of spades' large ornate spade) and court cards are left to the appearance
-read. A deck whose number cards show clean pips in fewer than :data:`MIN_CLEAN_SHARE` of
-their enrolment photos (a camera that sees only the index corner, pp2021) learns no pip
-counter.
+under a glare, :meth:`RegionPips._faint_higher`) and no higher card's pips in the dark.
+An ace whose pip is not a number card's size (a Bicycle ace of spades' large ornate spade)
+and court cards are left to the appearance read. A deck whose number cards show clean pips
+in fewer than :data:`MIN_CLEAN_SHARE` of their enrolment photos (a camera that sees only the
+index corner, pp2021) learns no pip counter.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ SUIT_MARGIN = 4
 name than name any other, every pip naming a suit of its colour (red or black). A pip's
 suit is read well on the enrolment photos (each enrolment pip named by the other photos'
 pips: 97 to 99 % right on ece395's three draws) but less so in a light never enrolled, and
-alike on one card (ece395 session c, draw 7: 8S_c's pips named spades 5 times and clubs 3
+wrongly alike over one card (ece395 session c, draw 7: 8S_c's pips named spades 5 times and clubs 3
 times, 6C_c's clubs 5 times and spades once). ece395, draws 2024, 7 and 11: 37, 36 and 32
 of 52 read with it, 36, 31 and 32 with every pip naming the suit (the bench), none wrong;
 simulated slot frames (seeds 2024, 1, 7, the same draws): none wrong either way."""
@@ -320,8 +320,9 @@ class RegionPips:
     def _faint_higher(self, faint: np.ndarray, centre: np.ndarray, unit: float) -> bool:
         """Whether a higher card with a pip at its layout's middle (a 3, a 5, a 9), placed
         with that pip on the one pip at ``centre`` (pixels), has a mark at the loosest ink
-        level (``faint``: their centres) near any one of its other pips (within the widest layout tolerance,
-        :data:`LAYOUT_TOLERANCE`: placed by one pip, not by all of them). Stricter than
+        level (``faint``: their centres) near any one of its other pips (within the widest
+        layout tolerance, :data:`LAYOUT_TOLERANCE`: placed by one pip, not by all of them).
+        Stricter than
         :meth:`_part_of_higher` (every other pip in the dark at its very place), as one
         pip, whose layout any single mark matches, needs: a 5 whose outer pips a glare
         makes faint and a finger half hides one of lies as an ace."""
@@ -462,7 +463,6 @@ def _learnt_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: floa
         x, y = found[0][0] / [region.shape[1], region.shape[0]]
         aces.append((float(x), float(y)))
     return tuple(aces)
-
 
 
 def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: float) -> bool:

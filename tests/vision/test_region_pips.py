@@ -402,8 +402,8 @@ def test_a_camera_that_sees_only_the_index_learns_no_pip_counter() -> None:
 
 def test_the_counter_is_saved_with_the_deck_and_read_by_the_recogniser(tmp_path) -> None:
     """Enrolled as ``shoe vision enroll --roi whole`` does, saved (model format 16) and
-    loaded: the loaded deck reads as the enrolled one (its aces too), and the recogniser takes a number
-    card its look was unsure of by its pips."""
+    loaded: the loaded deck reads as the enrolled one (its aces too), and the recogniser
+    takes a number card its look was unsure of by its pips."""
     rng = np.random.default_rng(8)
     samples = [(slot_frame(card, light, rng), card)
                for card in every_card() for light in ("warm", "cool")]
