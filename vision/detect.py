@@ -328,7 +328,7 @@ def _pushed_out(corners: np.ndarray, measured: tuple[bool, ...], distance: float
     sides = side_lines_out(corners, shortest=0)
     if sides is None:
         return corners
-    moved = corners.astype(np.float32).copy()
+    moved = corners.astype(np.float32)  # (a copy)
     for side, (_, _, _, normal) in enumerate(sides):
         if not measured[side]:
             moved[side] += distance * normal

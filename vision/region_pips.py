@@ -193,6 +193,9 @@ class RegionPips:
     region's width and height); empty when none showed one clean pip of a number card's
     size (an ace is then left to the appearance read)."""
     _typical: dict[int, np.ndarray] = field(init=False, repr=False, compare=False)
+    _round_middle: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
+    """Of each rank with a pip at its typical layout's middle (a 3, a 5, a 9), its other
+    pips about that one (:meth:`_faint_higher`)."""
 
     def read(self, region: np.ndarray) -> PipCount | None:
         """The number card in ``region`` (BGR) by its pips, or None when they do not say
@@ -203,7 +206,7 @@ class RegionPips:
         # Where a higher card's other pips are looked for, whatever level the pips were
         # counted at (:meth:`_part_of_higher`).
         loosest = marks if self.ink == LOOSEST_LEVEL else _marks(seen_as, LOOSEST_LEVEL)
-        found = _pips(seen_as, self.ink, self.pip_area, marks)
+        counted = found = _pips(seen_as, self.ink, self.pip_area, marks)
         read = None if found is None else self._read_found(region, found, loosest[0])
         if read is not None:
             return read
@@ -226,14 +229,15 @@ class RegionPips:
             read = self._read_found(region, found, loosest[0])
             if read is not None:
                 return read
-        return self._read_ace(seen_as, marks, loosest)
+        return self._read_ace(seen_as, marks, counted, loosest)
 
-    def _read_ace(self, seen_as: Surface, marks: Marks, loosest: Marks) -> PipCount | None:
-        """The ace in the region whose ``marks`` at the deck's ink level show one pip, as
-        the module's docstring says (``loosest``: its marks at :data:`LOOSEST_LEVEL`); None
-        otherwise."""
-        found = _pips(seen_as, self.ink, self.pip_area, marks) if self.aces else None
-        if found is None or len(found[0]) != 1:
+    def _read_ace(self, seen_as: Surface, marks: Marks,
+                  found: tuple[np.ndarray, np.ndarray, np.ndarray] | None, loosest: Marks
+                  ) -> PipCount | None:
+        """The ace in the region whose ``marks`` at the deck's ink level show one pip
+        (``found``: its :func:`_pips` there), as the module's docstring says (``loosest``:
+        its marks at :data:`LOOSEST_LEVEL`); None otherwise."""
+        if not self.aces or found is None or len(found[0]) != 1:
             return None
         region = seen_as.region
         height, width = seen_as.grey.shape
@@ -250,10 +254,7 @@ class RegionPips:
             return None
         if not blank_round(seen_as, own, centre, unit):
             return None
-        _, looks, colours = found
-        distances = (np.linalg.norm(self.looks - looks[0], axis=1)
-                     + COLOUR_WEIGHT * np.linalg.norm(self.colours - colours[0], axis=1))
-        return PipCount(int(self.suits[int(np.argmin(distances))]) * 13, offset, 1)
+        return PipCount(int(self._suits_named(found[1], found[2])[0]) * 13, offset, 1)
 
     def _read_found(self, region: np.ndarray,
                     found: tuple[np.ndarray, np.ndarray, np.ndarray], dark: np.ndarray
@@ -269,10 +270,7 @@ class RegionPips:
         offset = min(_layout_offset(layout, learnt) for learnt in self.layouts[rank])
         if offset > self.tolerance:
             return None
-        distances = (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
-                     + COLOUR_WEIGHT * np.linalg.norm(
-                         self.colours[None, :, :] - colours[:, None, :], axis=2))
-        suit = _suit_named(self.suits[np.argmin(distances, axis=1)])
+        suit = _suit_named(self._suits_named(looks, colours))
         if suit is None or self._part_of_higher(region, centres, dark):
             return None
         return PipCount(suit * 13 + rank - 1, offset, rank)
@@ -317,6 +315,14 @@ class RegionPips:
                         return True
         return False
 
+    def _suits_named(self, looks: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        """Each pip's suit: that of the nearest enrolment pip by look and colour."""
+        distances = (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
+                     + COLOUR_WEIGHT * np.linalg.norm(
+                         self.colours[None, :, :] - colours[:, None, :], axis=2))
+        named: np.ndarray = self.suits[np.argmin(distances, axis=1)]
+        return named
+
     def _faint_higher(self, faint: np.ndarray, centre: np.ndarray, unit: float) -> bool:
         """Whether a higher card with a pip at its layout's middle (a 3, a 5, a 9), placed
         with that pip on the one pip at ``centre`` (pixels), has a mark at the loosest ink
@@ -328,12 +334,7 @@ class RegionPips:
         makes faint and a finger half hides one of lies as an ace."""
         if not len(faint):
             return False
-        for typical in self._typical.values():
-            middle = np.linalg.norm(typical, axis=1)
-            if middle.min() > self.tolerance:
-                continue  # (no pip where an ace's lies)
-            offsets = np.delete(typical - typical[int(np.argmin(middle))],
-                                int(np.argmin(middle)), axis=0)
+        for offsets in self._round_middle:
             for placed in (offsets, -offsets):
                 others = centre + placed * unit
                 apart = np.linalg.norm(faint[None, :, :] - others[:, None, :], axis=2)
@@ -351,6 +352,12 @@ class RegionPips:
                             default=0.0) for one in layouts]
             typical[rank] = layouts[int(np.argmin(farthest))]
         object.__setattr__(self, "_typical", typical)
+        round_middle = []
+        for layout in typical.values():
+            middle = int(np.argmin(np.linalg.norm(layout, axis=1)))
+            if np.linalg.norm(layout[middle]) <= self.tolerance:
+                round_middle.append(np.delete(layout - layout[middle], middle, axis=0))
+        object.__setattr__(self, "_round_middle", tuple(round_middle))
 
     def to_dict(self) -> dict[str, object]:
         """The parts saved in a model's description (the pips' looks are arrays of their
