@@ -84,8 +84,13 @@ if TYPE_CHECKING:
     from vision.index_corner import CornerReader
     from vision.index_glyphs import GlyphReader
 
-FORMAT_VERSION = 16
-"""16: where a region deck's enrolment aces showed their one pip (``region_pips.aces``:
+FORMAT_VERSION = 17
+"""17: a region deck's court cards by their index letters (``region_pips.letters``: true
+when learnt; the arrays ``region_letter_looks``, ``region_letter_ranks`` and
+``region_letter_kept``: every glyph-sized mark of the enrolment, its card's rank and whether
+it is a court rank's letter, :mod:`vision.index_letters`; absent or false: court cards are
+left to the appearance read);
+16: where a region deck's enrolment aces showed their one pip (``region_pips.aces``:
 centres as shares of the region; absent or empty: its aces are not read by their pip);
 15: a region deck's number cards by their pips (``region_pips``: the ink level, the pips'
 size, where they lie in the view and each rank's layouts, null if none was learnt; the
@@ -114,7 +119,7 @@ the cards of the enrolment folder the deck knows nothing of (``missing``, card c
 5: the region of interest (``roi``, null unless the deck is read in a fixed region).
 Format 4 and 5 models without a region still load; a format 5 region deck must be enrolled
 again (it has no camera view to check a frame against)."""
-READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+READABLE_FORMATS = (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
 MIN_THRESHOLD = 0.12
 MIN_SPLIT_THRESHOLD = 0.16
 """With a split the rank's distance is shared by every card of that rank, so a suit mix-up
@@ -339,6 +344,7 @@ class DeckModel:
     def _write(self, handle: BinaryIO, meta: dict[str, object]) -> None:
         """The deck's arrays and ``meta`` (its description) into an open file."""
         glyphs = None if self.corners is None else self.corners.glyphs
+        letters = None if self.region_pips is None else self.region_pips.letters
         empty = np.zeros((0, 0), np.float32)
         np.savez_compressed(
             handle, vectors=self.vectors, labels=self.labels,
@@ -359,6 +365,9 @@ class DeckModel:
             region_pip_colours=empty if self.region_pips is None else self.region_pips.colours,
             region_pip_suits=(np.zeros(0, np.int64) if self.region_pips is None
                               else self.region_pips.suits),
+            region_letter_looks=empty if letters is None else letters.looks,
+            region_letter_ranks=np.zeros(0, np.int64) if letters is None else letters.ranks,
+            region_letter_kept=np.zeros(0, bool) if letters is None else letters.letters,
             glyph_vectors=empty if glyphs is None else glyphs.vectors,
             glyph_labels=np.zeros(0, np.int64) if glyphs is None else glyphs.labels,
             meta=np.array(json.dumps(meta)))
@@ -399,6 +408,9 @@ class DeckModel:
                 region_pip_rows = ((data["region_pip_looks"], data["region_pip_colours"],
                                     data["region_pip_suits"])
                                    if "region_pip_looks" in data.files else None)
+                region_letters = ((data["region_letter_looks"], data["region_letter_ranks"],
+                                   data["region_letter_kept"])
+                                  if "region_letter_looks" in data.files else None)
         except Exception as exc:  # noqa: BLE001 - whatever the damage, the file is refused
             # The block only reads the archive, and a damaged one fails in many ways: cut
             # short (BadZipFile, EOFError), its data changed (zlib.error, a bad CRC), an
@@ -465,7 +477,8 @@ class DeckModel:
                                    f"again)")
         try:
             region_pips = (None if meta.get("region_pips") is None
-                           else RegionPips.from_parts(meta["region_pips"], *region_pip_rows))
+                           else RegionPips.from_parts(meta["region_pips"], *region_pip_rows,
+                                                      region_letters))
         except (TypeError, ValueError, KeyError) as exc:
             raise VisionModelError(f"{path}: bad pip counter ({exc}; enrol the deck "
                                    f"again)") from None

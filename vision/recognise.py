@@ -471,9 +471,10 @@ class Recogniser:
         card = card_of(count.label)
         if (read.best_guess not in (None, card) and read.surety >= CONTRARY_SURETY
                 and bool(np.any(self.model.labels == count.label))):
-            return replace(read, reason=f"{read.reason}; its {count.pips} pips read as "
-                                        f"{card.code}")
-        return Recognition(card, 1.0 - count.offset / pips.tolerance, read.distance, card,
+            what = (f"its {count.pips} pips" if count.letter is None
+                    else f"its index letter and {count.pips} pips")
+            return replace(read, reason=f"{read.reason}; {what} read as {card.code}")
+        return Recognition(card, pips.confidence(count), read.distance, card,
                            "", 0.0, read.best_guess if read.best_guess != card else
                            read.runner_up, surety=1.0)
 

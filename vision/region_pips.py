@@ -38,9 +38,15 @@ with blank paper round it (:data:`ACE_FIELD`: a court card's picture is ink ther
 at the loosest ink level near any other pip of a 3, a 5 or a 9 placed on it (pips faint
 under a glare, :meth:`RegionPips._faint_higher`) and no higher card's pips in the dark.
 An ace whose pip is not a number card's size (a Bicycle ace of spades' large ornate spade)
-and court cards are left to the appearance read. A deck whose number cards show clean pips
-in fewer than :data:`MIN_CLEAN_SHARE` of their enrolment photos (a camera that sees only the
-index corner, pp2021) learns no pip counter.
+is left to the appearance read.
+
+A court card is read by the letter of its index (its rank, :mod:`vision.index_letters`) and
+the large pips printed beside its index (its suit, named as a number card's pips are, at the
+deck's ink level or the first level retried that shows one, :data:`COURT_PIP_REACH`); a
+court card without a letter read, or with no such pip, is left to the appearance read.
+
+A deck whose number cards show clean pips in fewer than :data:`MIN_CLEAN_SHARE` of their
+enrolment photos (a camera that sees only the index corner, pp2021) learns no pip counter.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ import cv2
 import numpy as np
 
 from shoe_controller.cards import Suit
+from vision.index_letters import LETTER_LIKENESS, IndexLetters, learn_index_letters
 from vision.pips import paired_offset
 
 INK_LEVELS = (0.3, 0.4, 0.5, 0.6)
@@ -94,6 +101,15 @@ wrongly alike over one card (ece395 session c, draw 7: 8S_c's pips named spades 
 times, 6C_c's clubs 5 times and spades once). ece395, draws 2024, 7 and 11: 37, 36 and 32
 of 52 read with it, 36, 31 and 32 with every pip naming the suit (the bench), none wrong;
 simulated slot frames (seeds 2024, 1, 7, the same draws): none wrong either way."""
+COURT_PIP_REACH = 2.0
+"""A court card's suit is read from the pip-sized marks within this distance of its index
+letters (units of the square root of a pip's area): its large pips beside the index, not
+the picture's marks further in (ece395, the court cards read on draws 2024, 7 and 11: their
+pips 1.09 to 1.36 from the nearest letter's centre, the next pip-sized mark 2.31 or more).
+Another deck prints them elsewhere: at 1.7, the simulated slot camera's deck (``anglo``)
+lost a court card in each of two runs of four. ece395, draws 2024, 7 and 11: 6, 7 and 7
+court cards read so, none wrong (3, 4 and 5 at the deck's ink level alone: a court pip
+there runs into the picture's frame)."""
 PAPER_REACH = 0.25
 MARGIN = 0.02
 """Each side of the region left out (of its width): a mark the region's edge cuts is no
@@ -158,12 +174,15 @@ def surface(region: np.ndarray) -> Surface:
 @dataclass(frozen=True)
 class PipCount:
     """A region read by its pips: the card index (0-51), how far its pips lay from the
-    nearest learnt layout of its rank (units of a pip's size) and how many pips it has
-    (each naming its suit)."""
+    nearest learnt layout of its rank (units of a pip's size; 0 for a court card) and how
+    many pips it has (each naming its suit; a court card's, those beside its letters)."""
 
     label: int
     offset: float
     pips: int
+    letter: float | None = None
+    """A court card's: the least likeness of its index letters to the nearest learnt one
+    (:mod:`vision.index_letters`); None for a number card or an ace."""
 
 
 @dataclass(frozen=True)
@@ -192,10 +211,16 @@ class RegionPips:
     """Where the enrolment photos' aces showed their one pip (its centre, shares of the
     region's width and height); empty when none showed one clean pip of a number card's
     size (an ace is then left to the appearance read)."""
+    letters: IndexLetters | None = None
+    """The court ranks' index letters (:mod:`vision.index_letters`); None when none was
+    learnt (court cards are then left to the appearance read)."""
     _typical: dict[int, np.ndarray] = field(init=False, repr=False, compare=False)
     _round_middle: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
     """Of each rank with a pip at its typical layout's middle (a 3, a 5, a 9), its other
     pips about that one (:meth:`_faint_higher`)."""
+    _retried: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    """The ink levels a region's pips are looked for again at, in turn: the stricter ones
+    above the deck's, then the looser ones below it."""
 
     def read(self, region: np.ndarray) -> PipCount | None:
         """The number card in ``region`` (BGR) by its pips, or None when they do not say
@@ -212,9 +237,7 @@ class RegionPips:
             return read
         size = shares / self.pip_area
         pip_sized = ids[(size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])]
-        retried = ([level for level in STRICTER_LEVELS if level > self.ink]
-                   + [level for level in LOOSER_LEVELS if level < self.ink])
-        for ink in retried:
+        for ink in self._retried:
             found = _pips(seen_as, ink, self.pip_area)
             if found is None:
                 continue
@@ -229,7 +252,45 @@ class RegionPips:
             read = self._read_found(region, found, loosest[0])
             if read is not None:
                 return read
-        return self._read_ace(seen_as, marks, counted, loosest)
+        ace = self._read_ace(seen_as, marks, counted, loosest)
+        return ace if ace is not None else self._read_court(seen_as)
+
+    def confidence(self, count: PipCount) -> float:
+        """How surely ``count`` (a :meth:`read`) names its card, 0 to 1: a number card's
+        or an ace's pips by how near their learnt layout they lie, a court card's by how
+        like its nearest learnt letter its least like letter is."""
+        if count.letter is not None:
+            return (count.letter - LETTER_LIKENESS) / (1.0 - LETTER_LIKENESS)
+        return 1.0 - count.offset / self.tolerance
+
+    def _read_court(self, seen_as: Surface) -> PipCount | None:
+        """The court card in the region by its index letters (its rank,
+        :mod:`vision.index_letters`) and the pips beside them (its suit): at the deck's
+        ink level, else at the first level retried (:data:`STRICTER_LEVELS`,
+        :data:`LOOSER_LEVELS`: a court pip a shadow runs into the picture's frame, or a
+        glare makes faint), the pip-sized marks within :data:`COURT_PIP_REACH` of a letter
+        must name one suit (:data:`SUIT_MARGIN`); None otherwise."""
+        if self.letters is None:
+            return None
+        letters = self.letters.read(*_letter_view(seen_as, self.ink), self.pip_area)
+        if letters is None:
+            return None
+        rank, where, likeness = letters
+        reach = COURT_PIP_REACH * float(np.sqrt(self.pip_area * _area(seen_as.region)))
+        for ink in (self.ink, *self._retried):
+            labels, stats, centres, shares, ids = _marks(seen_as, ink)
+            size = shares / self.pip_area
+            apart = np.linalg.norm(centres[:, None, :] - where[None, :, :], axis=2)
+            pips = np.flatnonzero((size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])
+                                  & (apart.min(axis=1, initial=np.inf) <= reach))
+            if not len(pips):
+                continue
+            looks, colours = _looks(seen_as, labels, stats[pips], ids[pips])
+            suit = _suit_named(self._suits_named(looks, colours))
+            if suit is None:
+                return None
+            return PipCount(suit * 13 + rank - 1, 0.0, len(pips), likeness)
+        return None
 
     def _read_ace(self, seen_as: Surface, marks: Marks,
                   found: tuple[np.ndarray, np.ndarray, np.ndarray] | None, loosest: Marks
@@ -358,19 +419,27 @@ class RegionPips:
             if np.linalg.norm(layout[middle]) <= self.tolerance:
                 round_middle.append(np.delete(layout - layout[middle], middle, axis=0))
         object.__setattr__(self, "_round_middle", tuple(round_middle))
+        object.__setattr__(self, "_retried", (
+            *(level for level in STRICTER_LEVELS if level > self.ink),
+            *(level for level in LOOSER_LEVELS if level < self.ink)))
 
     def to_dict(self) -> dict[str, object]:
         """The parts saved in a model's description (the pips' looks are arrays of their
         own: :meth:`vision.model.DeckModel.save`)."""
         return {"ink": self.ink, "pip_area": self.pip_area, "tolerance": self.tolerance,
                 "extent": list(self.extent), "aces": [list(centre) for centre in self.aces],
+                "letters": self.letters is not None,
                 "layouts": {str(rank): [layout.tolist() for layout in layouts]
                             for rank, layouts in self.layouts.items()}}
 
     @classmethod
     def from_parts(cls, value: object, looks: np.ndarray, colours: np.ndarray,
-                   suits: np.ndarray) -> RegionPips:
-        """A saved pip counter; ValueError or TypeError when it is not one."""
+                   suits: np.ndarray,
+                   letters: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                   ) -> RegionPips:
+        """A saved pip counter (``letters``: its index letters' looks, ranks and which are
+        letters, :meth:`vision.index_letters.IndexLetters.from_arrays`); ValueError or
+        TypeError when it is not one."""
         if not isinstance(value, dict):
             raise TypeError(f"{value!r} is not a pip counter")
         ink, pip_area = float(value["ink"]), float(value["pip_area"])
@@ -400,9 +469,13 @@ class RegionPips:
         aces = tuple((float(x), float(y)) for x, y in value.get("aces", []))
         if not all(0 <= x <= 1 and 0 <= y <= 1 for x, y in aces):
             raise ValueError(f"a pip counter's aces {aces} are not inside the region")
+        if value.get("letters", False) and letters is None:
+            raise ValueError("a pip counter without its index letters")
         return cls(ink, pip_area, layouts, tolerance,
                    (extent[0], extent[1], extent[2], extent[3]), looks.astype(np.float32),
-                   colours.astype(np.float32), suits.astype(np.int64), aces)
+                   colours.astype(np.float32), suits.astype(np.int64), aces,
+                   IndexLetters.from_arrays(*letters)
+                   if value.get("letters", False) and letters is not None else None)
 
 
 def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
@@ -452,7 +525,21 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
                             for label, _, _, _, pips, _ in clean])
     return RegionPips(ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()},
                       tolerance, extent, looks.astype(np.float32), colours.astype(np.float32),
-                      suits.astype(np.int64), _learnt_aces(regions, labels, ink, pip_area))
+                      suits.astype(np.int64), _learnt_aces(regions, labels, ink, pip_area),
+                      learn_index_letters([_letter_view(surface(region), ink) for region in regions],
+                                          [label % 13 + 1 for label in labels], pip_area))
+
+
+def _letter_view(seen_as: Surface, ink: float) -> tuple[np.ndarray, np.ndarray]:
+    """A region as its index letters are looked for in it
+    (:meth:`vision.index_letters.IndexLetters.read`): its ink at the level ``ink``, and how
+    much darker than its paper each pixel is."""
+    return _ink(seen_as, ink), _darkness(seen_as)
+
+
+def _darkness(seen_as: Surface) -> np.ndarray:
+    """How much darker than its paper each pixel of the region is (a share)."""
+    return 1.0 - seen_as.grey / np.maximum(seen_as.paper, 1.0)
 
 
 def _learnt_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: float,
@@ -529,13 +616,9 @@ def _marks(seen_as: Surface, ink: float) -> Marks:
     that the count is unclear: the labels image (every mark's label), and of those kept
     their statistics (x, y, w, h, area), centres, areas as shares of the region and
     labels."""
-    region, grey, paper = seen_as
-    height, width = grey.shape
-    dark = (paper - grey > ink * paper).astype(np.uint8)
-    margin = round(MARGIN * width)
-    dark[:margin] = dark[height - margin:] = 0
-    dark[:, :margin] = dark[:, width - margin:] = 0
-    count, labels, stats, centres = cv2.connectedComponentsWithStats(dark, 8, cv2.CV_32S)
+    region = seen_as.region
+    count, labels, stats, centres = cv2.connectedComponentsWithStats(
+        _ink(seen_as, ink), 8, cv2.CV_32S)
     stats, centres = stats[1:count], centres[1:count]
     aspect = stats[:, 2] / np.maximum(stats[:, 3], 1)
     shaped = ((aspect >= PIP_SHAPE[0]) & (aspect <= PIP_SHAPE[1])
@@ -543,6 +626,18 @@ def _marks(seen_as: Surface, ink: float) -> Marks:
     shares = stats[:, 4] / _area(region)
     kept = shaped & (shares >= NOISE)
     return labels, stats[kept], centres[kept], shares[kept], np.flatnonzero(kept) + 1
+
+
+def _ink(seen_as: Surface, ink: float) -> np.ndarray:
+    """The region's pixels ``ink`` darker than their paper (1, else 0), but for a
+    :data:`MARGIN` round the region."""
+    _, grey, paper = seen_as
+    height, width = grey.shape
+    dark = (paper - grey > ink * paper).astype(np.uint8)
+    margin = round(MARGIN * width)
+    dark[:margin] = dark[height - margin:] = 0
+    dark[:, :margin] = dark[:, width - margin:] = 0
+    return dark
 
 
 def _pips(seen_as: Surface, ink: float, pip_area: float,
@@ -593,9 +688,9 @@ def _looks(seen_as: Surface, labels: np.ndarray, stats: np.ndarray, ids: np.ndar
     """Each pip's appearance (its darkness over the paper in its bounding square, a unit
     vector) and colour (the log ratios of red and blue to green of its ink, each against
     the paper just around it)."""
-    region, grey, paper = seen_as
+    region, grey, _ = seen_as
     height, width = grey.shape
-    darkness = 1.0 - grey / np.maximum(paper, 1.0)
+    darkness = _darkness(seen_as)
     looks, colours = [], []
     ring_kernel = np.ones((5, 5), np.uint8)
     for (x, y, w, h, _), label in zip(stats, ids, strict=True):

@@ -276,8 +276,16 @@ def _region_pips_line(model: DeckModel) -> str:
                 "pip clean in the region: a camera that sees only the index, or a card cut "
                 "off)")
     ranks = ", ".join("T" if rank == 10 else str(rank) for rank in sorted(counter.layouts))
-    return (f"pips: number cards the look is unsure of are counted by their pips (ranks "
+    line = (f"pips: number cards the look is unsure of are counted by their pips (ranks "
             f"{ranks}; {len(counter.suits)} pips learnt)")
+    line += "; aces by their one pip" if counter.aces else "; aces by their look alone"
+    letters = counter.letters
+    if letters is None:
+        return line + ("; court cards by their look alone (no index letter recurred over "
+                       "the enrolment frames: more frames of them, in every light)")
+    learnt = sorted({int(rank) for rank in letters.ranks[letters.letters]})
+    names = ", ".join("JQK"[rank - 11] for rank in learnt)
+    return line + f"; court cards {names} by their index letters and the pips beside them"
 
 
 def _pips_line(model: DeckModel, cards: list[Card]) -> str:

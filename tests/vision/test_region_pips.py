@@ -71,12 +71,36 @@ def _pip(image: np.ndarray, suit: str, centre: tuple[float, float], size: float,
         polygon((0.0, 0.1), (0.35, 1.0), (-0.35, 1.0))
 
 
+def _index(canvas: np.ndarray, text: str, suit: str, at: tuple[float, float], width: float,
+           upside_down: bool, colour: tuple[int, int, int]) -> None:
+    """An index printed as a deck prints it: the rank's text (``text``) with a small pip of
+    its ``suit`` under it, its top-left corner ``at`` (pixels), on a card ``width`` pixels
+    wide; turned half round at the card's far corner."""
+    glyphs = np.zeros((34, 22, 3), np.uint8)
+    cv2.putText(glyphs, text, (1, 12), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (255, 255, 255), 1,
+                cv2.LINE_AA)
+    _pip(glyphs, suit, (6.0, 24.0), 0.03 * width, False, (255, 255, 255))
+    if upside_down:
+        glyphs = glyphs[::-1, ::-1]
+    x, y = round(at[0]), round(at[1])
+    patch = canvas[y:y + 34, x:x + 22]
+    ink = glyphs[:patch.shape[0], :patch.shape[1]].astype(np.float32) / 255.0
+    patch[:] = (patch * (1.0 - ink) + np.array(colour) * ink).astype(np.uint8)
+
+
 def slot_frame(card: Card, light: str, rng: np.random.Generator, *,
                pips: list[tuple[float, float]] | None = None, shift: tuple[int, int] = (0, 0),
-               scale: float = 1.0, pip_scale: float = 1.0) -> np.ndarray:
+               scale: float = 1.0, pip_scale: float = 1.0, printed: bool = False,
+               court_pips: str | None = None, letters: tuple[str | None, str | None] | None = None
+               ) -> np.ndarray:
     """The region a slot camera sees: a dark slot, the card in it (``shift`` pixels off and
     ``scale`` times its usual size), its index glyph in two corners, its pips (the
-    standard layout unless ``pips``; a court card a picture), under ``light``, with noise."""
+    standard layout unless ``pips``; a court card a picture), under ``light``, with noise.
+
+    ``printed``: the index printed as its rank's text and a small suit pip, and a court
+    card's large pips beside each index, as a deck prints them (:func:`_index`); each
+    court pip of suit ``court_pips`` (its own unless given, "" for none), each index's rank
+    ``letters`` (its own unless given, None for a corner without one)."""
     width, height = REGION
     image = np.full((height, width, 3), 35, np.float32)
     x0, y0, x1, y1 = CARD
@@ -87,15 +111,19 @@ def slot_frame(card: Card, light: str, rng: np.random.Generator, *,
     cv2.rectangle(canvas, (int(left), int(top)), (int(left + w), int(top + h)), (215, 220, 225),
                   -1)
     colour = RED if card.code[1] in "HD" else BLACK
-    for gx, gy in ((0.04, 0.03), (0.9, 0.89)):  # the index: small glyphs in two corners
-        cv2.rectangle(canvas, (int(left + gx * w), int(top + gy * h)),
-                      (int(left + (gx + 0.04) * w), int(top + (gy + 0.05) * h)), colour, -1)
-    if card.rank > 10:  # a court card: a picture in a frame
+    if printed:
+        _printed(canvas, card, (left, top, w, h), colour, court_pips, letters)
+    else:
+        for gx, gy in ((0.04, 0.03), (0.9, 0.89)):  # the index: small glyphs in two corners
+            cv2.rectangle(canvas, (int(left + gx * w), int(top + gy * h)),
+                          (int(left + (gx + 0.04) * w), int(top + (gy + 0.05) * h)), colour,
+                          -1)
+    if card.rank > 10 and not printed:  # a court card: a picture in a frame
         cv2.rectangle(canvas, (int(left + 0.2 * w), int(top + 0.15 * h)),
                       (int(left + 0.8 * w), int(top + 0.85 * h)), colour, 2)
         cv2.rectangle(canvas, (int(left + 0.3 * w), int(top + 0.3 * h)),
                       (int(left + 0.7 * w), int(top + 0.55 * h)), colour, -1)
-    else:
+    elif card.rank <= 10:  # (a printed court card's picture is drawn with its index)
         for x, y in STANDARD[card.rank] if pips is None else pips:
             _pip(canvas, card.code[1], (left + x * w, top + y * h), PIP * w * pip_scale,
                  y > 0.5, colour)
@@ -103,6 +131,29 @@ def slot_frame(card: Card, light: str, rng: np.random.Generator, *,
     lit *= np.linspace(0.85, 1.05, width, dtype=np.float32)[None, :, None]  # uneven light
     lit += rng.normal(0, 2.5, lit.shape).astype(np.float32)
     return np.clip(lit, 0, 255).astype(np.uint8)
+
+
+def _printed(canvas: np.ndarray, card: Card, box: tuple[float, float, float, float],
+             colour: tuple[int, int, int], court_pips: str | None,
+             letters: tuple[str | None, str | None] | None) -> None:
+    """A card's printed index in two corners and, a court card, its large pips beside them
+    and a picture between (:func:`slot_frame`)."""
+    left, top, w, h = box
+    text = "10" if card.rank == 10 else card.code[0]
+    ranks = (text, text) if letters is None else letters
+    suit = card.code[1]
+    for rank, (gx, gy), upside_down in zip(ranks, ((0.03, 0.02), (0.8, 0.74)), (False, True),
+                                           strict=True):
+        if rank is not None:
+            _index(canvas, rank, suit, (left + gx * w, top + gy * h), w, upside_down, colour)
+    if card.rank <= 10:
+        return
+    big = suit if court_pips is None else court_pips
+    cv2.rectangle(canvas, (int(left + 0.32 * w), int(top + 0.3 * h)),
+                  (int(left + 0.68 * w), int(top + 0.7 * h)), colour, -1)  # the picture
+    if big:
+        for (x, y), upside_down in (((0.22, 0.17), False), ((0.78, 0.83), True)):
+            _pip(canvas, big, (left + x * w, top + y * h), PIP * w, upside_down, colour)
 
 
 def every_card() -> list[Card]:
@@ -114,12 +165,13 @@ def number_card(rank: int, suit: str) -> Card:
 
 
 @functools.cache
-def _enrolled() -> RegionPips:
-    """The deck's counter, enrolled from every card in two lights: once for the module (a
-    function, not only a fixture: hypothesis's examples would show a fixture's value with
-    every failing example)."""
-    rng = np.random.default_rng(3)
-    samples = [(slot_frame(card, light, rng), card_index(card))
+def _enrolled(printed: bool = False) -> RegionPips:
+    """The deck's counter, enrolled from every card in two lights (``printed``: the deck
+    with its index printed, :func:`slot_frame`): once for the module (a function, not only
+    a fixture: hypothesis's examples would show a fixture's value with every failing
+    example)."""
+    rng = np.random.default_rng(13 if printed else 3)
+    samples = [(slot_frame(card, light, rng, printed=printed), card_index(card))
                for card in every_card() for light in ("warm", "cool")]
     learnt = learn_region_pips([region for region, _ in samples],
                                [label for _, label in samples])
@@ -474,6 +526,8 @@ def test_enrol_says_whether_number_cards_are_counted(tmp_path, capsys) -> None:
         out = capsys.readouterr().out
         if name == "slot":
             assert "counted by their pips (ranks 2, 3, 4, 5, 6, 7, 8, 9, T;" in out
+            assert "aces by their one pip" in out
+            assert "court cards by their look alone (no index letter recurred" in out
         else:
             assert "pips: not counted" in out
 
@@ -507,3 +561,98 @@ def test_what_pips_need_is_imported_before_a_card_is_read(enrolled, tmp_path) ->
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               cwd=root, timeout=120, check=True)
         assert done.stdout.split() == [loaded, "True"], (deck, done.stdout, done.stderr)
+
+
+# Court cards by their index letters (vision.index_letters): the deck drawn with its index
+# printed (the rank's text and a small suit pip) and a court card's large pips beside it.
+
+COURTS = [card for card in every_card() if card.rank > 10]
+
+
+@pytest.fixture(scope="module")
+def printed() -> RegionPips:
+    return _enrolled(printed=True)
+
+
+def test_court_cards_are_read_by_their_index_letters_in_a_light_never_enrolled(
+        printed: RegionPips) -> None:
+    """Each court rank's letter recurs over its four suits and two lights, and is learnt;
+    an index's small suit pip recurs over every rank of its suit, and is no letter. In the
+    third light every card is read, a court card by its letters and the pips beside them."""
+    letters = printed.letters
+    assert letters is not None
+    assert set(letters.ranks[letters.letters].tolist()) == {11, 12, 13}
+    rng = np.random.default_rng(14)
+    for card in every_card():
+        read = printed.read(slot_frame(card, "magenta", rng, printed=True))
+        assert read is not None and read.label == card_index(card), card
+        assert (read.letter is not None) == (card.rank > 10), card
+        if card.rank > 10:
+            assert read.pips in (1, 2) and 0.0 < printed.confidence(read) <= 1.0
+
+
+def test_a_court_card_is_read_only_by_one_rank_s_letters_and_its_pips(
+        printed: RegionPips) -> None:
+    """One letter is enough (a finger over the other corner); none, or letters of two
+    ranks, or no large pip beside them, is no read. A number card whose pips are hidden
+    is no court card: its index digits are no letters."""
+    rng = np.random.default_rng(15)
+    queen = Card.from_code("QS")
+    read = printed.read(slot_frame(queen, "magenta", rng, printed=True, letters=("Q", None)))
+    assert read is not None and read.label == card_index(queen)
+    for kwargs in ({"letters": (None, None)}, {"letters": ("J", "K")}, {"court_pips": ""}):
+        assert printed.read(slot_frame(queen, "magenta", rng, printed=True, **kwargs)) is None, \
+            kwargs
+    for code in ("TH", "9C", "5D", "2S"):
+        hidden = slot_frame(Card.from_code(code), "magenta", rng, printed=True, pips=[])
+        assert printed.read(hidden) is None, code
+
+
+@settings(max_examples=40, deadline=None)
+@given(card=st.sampled_from(COURTS), light=st.sampled_from(sorted(LIGHTS)),
+       dx=st.integers(-4, 4), dy=st.integers(-4, 4),
+       letters=st.sampled_from([None, ("J", None), (None, "K"), ("Q", "Q"), (None, None)]),
+       seed=st.integers(0, 2**16))
+def test_a_court_card_is_never_misread(card: Card, light: str, dx: int, dy: int,
+                                       letters: tuple[str | None, str | None] | None,
+                                       seed: int) -> None:
+    """Whatever the light, a card a little off its place, a corner's letter covered or
+    another rank's letter printed: read as the rank every letter shown names, with its
+    pips' suit, or not read; never as another card."""
+    frame = slot_frame(card, light, np.random.default_rng(seed), printed=True,
+                       shift=(dx, dy), letters=letters)
+    read = _enrolled(printed=True).read(frame)
+    shown = {letter for letter in (letters or (card.code[0],) * 2) if letter is not None}
+    if read is not None:
+        assert len(shown) == 1
+        assert read.label == card_index(Card.from_code(shown.pop() + card.code[1])), read
+
+
+def test_the_letters_are_saved_with_the_deck(tmp_path) -> None:
+    """Saved (model format 17) and loaded, a printed deck reads its court cards as the
+    enrolled one does; a file whose letters are missing or damaged is refused."""
+    rng = np.random.default_rng(16)
+    samples = [(slot_frame(card, light, rng, printed=True), card)
+               for card in every_card() for light in ("warm", "cool")]
+    model = enroll("printed", samples, roi=WHOLE_FRAME)
+    assert model.region_pips is not None and model.region_pips.letters is not None
+    path = model.save(tmp_path)
+    loaded = DeckModel.load("printed", tmp_path)
+    assert loaded.region_pips is not None and loaded.region_pips.letters is not None
+    assert loaded.region_pips.to_dict() == model.region_pips.to_dict()
+    recogniser = Recogniser(loaded)
+    for card in COURTS:
+        frame = slot_frame(card, "magenta", rng, printed=True)
+        assert loaded.region_pips.read(frame) == model.region_pips.read(frame)
+        assert recogniser.recognise(frame).card in (None, card)
+    with np.load(path) as data:
+        arrays = {key: data[key] for key in data.files}
+    ranks = arrays["region_letter_ranks"].copy()
+    ranks[0] = 14  # no rank
+    np.savez_compressed(path, **{**arrays, "region_letter_ranks": ranks})
+    with pytest.raises(VisionModelError, match="bad pip counter"):
+        DeckModel.load("printed", tmp_path)
+    np.savez_compressed(path, **{key: value for key, value in arrays.items()
+                                 if not key.startswith("region_letter_")})
+    with pytest.raises(VisionModelError, match="bad pip counter"):
+        DeckModel.load("printed", tmp_path)
