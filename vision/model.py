@@ -89,7 +89,9 @@ FORMAT_VERSION = 17
 when learnt; the arrays ``region_letter_looks``, ``region_letter_ranks`` and
 ``region_letter_kept``: every glyph-sized mark of the enrolment, its card's rank and whether
 it is a court rank's letter, :mod:`vision.index_letters`; absent or false: court cards are
-left to the appearance read);
+left to the appearance read) and its aces whose pip is larger than a number card's
+(``region_pips.large_aces``: each one's centre and area, shares of the region, and suit;
+absent or empty: none);
 16: where a region deck's enrolment aces showed their one pip (``region_pips.aces``:
 centres as shares of the region; absent or empty: its aces are not read by their pip);
 15: a region deck's number cards by their pips (``region_pips``: the ink level, the pips'

@@ -37,8 +37,10 @@ lies as the enrolment aces' pips did (within the tolerance of one of them, in th
 with blank paper round it (:data:`ACE_FIELD`: a court card's picture is ink there), no mark
 at the loosest ink level near any other pip of a 3, a 5 or a 9 placed on it (pips faint
 under a glare, :meth:`RegionPips._faint_higher`) and no higher card's pips in the dark.
-An ace whose pip is not a number card's size (a Bicycle ace of spades' large ornate spade)
-is left to the appearance read.
+An ace whose pip is larger than a number card's (a Bicycle ace of spades' ornate spade,
+:class:`LargeAce`) is read where such an enrolment ace lay, its mark the only one larger
+than an index glyph and of that ace's size, with paper round it blank but for the pip's own
+decoration (:data:`LARGE_ACE_FIELD`).
 
 A court card is read by the letter of its index (its rank, :mod:`vision.index_letters`) and
 the large pips printed beside its index (its suit, named as a number card's pips are, at the
@@ -59,7 +61,12 @@ import cv2
 import numpy as np
 
 from shoe_controller.cards import Suit
-from vision.index_letters import LETTER_LIKENESS, IndexLetters, learn_index_letters
+from vision.index_letters import (
+    GLYPH_SIZE,
+    LETTER_LIKENESS,
+    IndexLetters,
+    learn_index_letters,
+)
 from vision.pips import paired_offset
 
 INK_LEVELS = (0.3, 0.4, 0.5, 0.6)
@@ -110,6 +117,11 @@ Another deck prints them elsewhere: at 1.7, the simulated slot camera's deck (``
 lost a court card in each of two runs of four. ece395, draws 2024, 7 and 11: 6, 7 and 7
 court cards read so, none wrong (3, 4 and 5 at the deck's ink level alone: a court pip
 there runs into the picture's frame)."""
+LARGE_ACE_FIELD = 0.2
+"""The most of an ace's field (:data:`ACE_FIELD`) ink may cover round a pip larger than a
+number card's: an ornate pip carries thin decoration round it (ece395's ace of spades: 0.08
+to 0.15 of its field in its three photos), a court card's picture much more (0.34 or more
+round every pip-sized mark of ece395's court cards)."""
 PAPER_REACH = 0.25
 MARGIN = 0.02
 """Each side of the region left out (of its width): a mark the region's edge cuts is no
@@ -150,6 +162,16 @@ area), pixels this share darker than their paper (fainter than any ink level) co
 than this share of it, the pip's own mark aside. ece395 at radius 2: its aces' fields 0.0 to
 0.042 (the magenta cast of session c the most), every pip-sized mark of its court cards 0.34
 or more (the picture round it)."""
+
+
+class LargeAce(NamedTuple):
+    """An enrolment ace whose one pip is larger than a number card's (a Bicycle ace of
+    spades' ornate spade): where its centre lay and its area (shares of the region), and
+    its suit (0-3, as card indices count them)."""
+
+    centre: tuple[float, float]
+    area: float
+    suit: int
 
 
 class Surface(NamedTuple):
@@ -211,6 +233,8 @@ class RegionPips:
     """Where the enrolment photos' aces showed their one pip (its centre, shares of the
     region's width and height); empty when none showed one clean pip of a number card's
     size (an ace is then left to the appearance read)."""
+    large_aces: tuple[LargeAce, ...] = ()
+    """The enrolment aces whose one pip is larger than a number card's; empty when none."""
     letters: IndexLetters | None = None
     """The court ranks' index letters (:mod:`vision.index_letters`); None when none was
     learnt (court cards are then left to the appearance read)."""
@@ -252,8 +276,10 @@ class RegionPips:
             read = self._read_found(region, found, loosest[0])
             if read is not None:
                 return read
-        ace = self._read_ace(seen_as, marks, counted, loosest)
-        return ace if ace is not None else self._read_court(seen_as)
+        read = self._read_ace(seen_as, marks, counted, loosest)
+        if read is None:
+            read = self._read_large_ace(seen_as, marks)
+        return read if read is not None else self._read_court(seen_as)
 
     def confidence(self, count: PipCount) -> float:
         """How surely ``count`` (a :meth:`read`) names its card, 0 to 1: a number card's
@@ -262,6 +288,32 @@ class RegionPips:
         if count.letter is not None:
             return (count.letter - LETTER_LIKENESS) / (1.0 - LETTER_LIKENESS)
         return 1.0 - count.offset / self.tolerance
+
+    def _read_large_ace(self, seen_as: Surface, marks: Marks) -> PipCount | None:
+        """The ace whose one pip is larger than a number card's (:class:`LargeAce`) in a
+        region whose ``marks`` at the deck's ink level show it: one mark larger than an
+        index glyph (:data:`vision.index_letters.GLYPH_SIZE`), larger than a pip, within
+        :data:`PIP_SPREAD` of an enrolment large ace's area and within the layout tolerance
+        of where it lay, the paper round it blank but for the pip's own decoration
+        (:data:`LARGE_ACE_FIELD`), and every large ace it so matches of one suit; None
+        otherwise."""
+        if not self.large_aces:
+            return None
+        found = _single_large_mark(marks, self.pip_area)
+        if found is None:
+            return None
+        centre, area, own = found
+        height, width = seen_as.grey.shape
+        unit = float(np.sqrt(self.pip_area * height * width))
+        near: dict[int, float] = {}  # suit -> the least offset of its large aces matched
+        for ace in self.large_aces:
+            offset = float(np.linalg.norm(np.array(ace.centre) * [width, height] - centre)) / unit
+            if PIP_SPREAD[0] <= area / ace.area <= PIP_SPREAD[1] and offset <= self.tolerance:
+                near[ace.suit] = min(offset, near.get(ace.suit, offset))
+        if len(near) != 1 or not blank_round(seen_as, own, centre, unit, LARGE_ACE_FIELD):
+            return None
+        ((suit, offset),) = near.items()
+        return PipCount(suit * 13, offset, 1)
 
     def _read_court(self, seen_as: Surface) -> PipCount | None:
         """The court card in the region by its index letters (its rank,
@@ -428,6 +480,7 @@ class RegionPips:
         own: :meth:`vision.model.DeckModel.save`)."""
         return {"ink": self.ink, "pip_area": self.pip_area, "tolerance": self.tolerance,
                 "extent": list(self.extent), "aces": [list(centre) for centre in self.aces],
+                "large_aces": [[*ace.centre, ace.area, ace.suit] for ace in self.large_aces],
                 "letters": self.letters is not None,
                 "layouts": {str(rank): [layout.tolist() for layout in layouts]
                             for rank, layouts in self.layouts.items()}}
@@ -469,11 +522,17 @@ class RegionPips:
         aces = tuple((float(x), float(y)) for x, y in value.get("aces", []))
         if not all(0 <= x <= 1 and 0 <= y <= 1 for x, y in aces):
             raise ValueError(f"a pip counter's aces {aces} are not inside the region")
+        large_aces = tuple(LargeAce((float(x), float(y)), float(area), int(suit))
+                           for x, y, area, suit in value.get("large_aces", []))
+        if not all(0 <= x <= 1 and 0 <= y <= 1 and 0 < area < 1 and suit in range(4)
+                   for (x, y), area, suit in large_aces):
+            raise ValueError(f"a pip counter's large aces {large_aces} are not inside the "
+                             f"region")
         if value.get("letters", False) and letters is None:
             raise ValueError("a pip counter without its index letters")
         return cls(ink, pip_area, layouts, tolerance,
                    (extent[0], extent[1], extent[2], extent[3]), looks.astype(np.float32),
-                   colours.astype(np.float32), suits.astype(np.int64), aces,
+                   colours.astype(np.float32), suits.astype(np.int64), aces, large_aces,
                    IndexLetters.from_arrays(*letters)
                    if value.get("letters", False) and letters is not None else None)
 
@@ -526,6 +585,7 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
     return RegionPips(ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()},
                       tolerance, extent, looks.astype(np.float32), colours.astype(np.float32),
                       suits.astype(np.int64), _learnt_aces(regions, labels, ink, pip_area),
+                      _learnt_large_aces(regions, labels, ink, pip_area),
                       learn_index_letters([_letter_view(surface(region), ink) for region in regions],
                                           [label % 13 + 1 for label in labels], pip_area))
 
@@ -540,6 +600,36 @@ def _letter_view(seen_as: Surface, ink: float) -> tuple[np.ndarray, np.ndarray]:
 def _darkness(seen_as: Surface) -> np.ndarray:
     """How much darker than its paper each pixel of the region is (a share)."""
     return 1.0 - seen_as.grey / np.maximum(seen_as.paper, 1.0)
+
+
+def _learnt_large_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: float,
+                       pip_area: float) -> tuple[LargeAce, ...]:
+    """The enrolment aces whose one mark at the deck's ``ink`` level (index glyphs aside) is
+    larger than a number card's pip (:func:`_single_large_mark`)."""
+    large = []
+    for region, label in zip(regions, labels, strict=True):
+        if label % 13 != 0:
+            continue
+        seen_as = surface(region)
+        found = _single_large_mark(_marks(seen_as, ink), pip_area)
+        if found is None:
+            continue
+        height, width = seen_as.grey.shape
+        x, y = found[0] / [width, height]
+        large.append(LargeAce((float(x), float(y)), found[1], label // 13))
+    return tuple(large)
+
+
+def _single_large_mark(marks: Marks, pip_area: float
+                       ) -> tuple[np.ndarray, float, np.ndarray] | None:
+    """A region's one mark larger than an index glyph, when it is larger than a pip too:
+    its centre (pixels), area (a share of the region) and pixels; None otherwise."""
+    labels, _, centres, shares, ids = marks
+    large = np.flatnonzero(shares / pip_area > GLYPH_SIZE[1])
+    if len(large) != 1 or shares[large[0]] / pip_area <= PIP_SPREAD[1]:
+        return None
+    mark = int(large[0])
+    return centres[mark], float(shares[mark]), labels == ids[mark]
 
 
 def _learnt_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: float,
@@ -559,11 +649,12 @@ def _learnt_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: floa
     return tuple(aces)
 
 
-def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: float) -> bool:
+def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: float,
+                most: float = ACE_FIELD[2]) -> bool:
     """Whether the paper round a pip at ``centre`` (pixels; ``own``: its mark's pixels) is
-    blank as round an ace's (:data:`ACE_FIELD`; ``unit``: the square root of a pip's area
-    in pixels): a court card's picture is ink there."""
-    radius, level, most = ACE_FIELD
+    blank as round an ace's (:data:`ACE_FIELD`, but for ``most``; ``unit``: the square root
+    of a pip's area in pixels): a court card's picture is ink there."""
+    radius, level, _ = ACE_FIELD
     height, width = seen_as.grey.shape
     rows, columns = np.ogrid[:height, :width]
     field = (columns - centre[0]) ** 2 + (rows - centre[1]) ** 2 <= (radius * unit) ** 2

@@ -278,7 +278,13 @@ def _region_pips_line(model: DeckModel) -> str:
     ranks = ", ".join("T" if rank == 10 else str(rank) for rank in sorted(counter.layouts))
     line = (f"pips: number cards the look is unsure of are counted by their pips (ranks "
             f"{ranks}; {len(counter.suits)} pips learnt)")
-    line += "; aces by their one pip" if counter.aces else "; aces by their look alone"
+    from vision.model import card_of
+
+    large = ", ".join(sorted({card_of(ace.suit * 13).code for ace in counter.large_aces}))
+    if counter.aces:
+        line += "; aces by their one pip" + (f" ({large} by its large one)" if large else "")
+    else:
+        line += f"; {large} by its large pip" if large else "; aces by their look alone"
     letters = counter.letters
     if letters is None:
         return line + ("; court cards by their look alone (no index letter recurred over "

@@ -39,6 +39,9 @@ PIP = 0.085  # a pip's half width, of the card's width
 LIGHTS = {"warm": (0.75, 0.9, 1.0), "cool": (1.0, 0.95, 0.7), "magenta": (0.95, 0.7, 1.0)}
 """Each light's gain on blue, green and red: the casts of three lighting sessions."""
 RED, BLACK = (40, 35, 175), (35, 30, 30)
+LARGE_SPADE = 1.8
+"""A printed deck's ace of spades: its spade this many times a pip's width (3.2 times its
+area; ece395's Bicycle ace of spades is 3 to 4.4 pips)."""
 SUITS = "SHDC"
 
 
@@ -97,8 +100,9 @@ def slot_frame(card: Card, light: str, rng: np.random.Generator, *,
     ``scale`` times its usual size), its index glyph in two corners, its pips (the
     standard layout unless ``pips``; a court card a picture), under ``light``, with noise.
 
-    ``printed``: the index printed as its rank's text and a small suit pip, and a court
-    card's large pips beside each index, as a deck prints them (:func:`_index`); each
+    ``printed``: the index printed as its rank's text and a small suit pip, a court
+    card's large pips beside each index and a large ace of spades, as a deck prints them
+    (:func:`_index`, :data:`LARGE_SPADE`); each
     court pip of suit ``court_pips`` (its own unless given, "" for none), each index's rank
     ``letters`` (its own unless given, None for a corner without one)."""
     width, height = REGION
@@ -124,6 +128,8 @@ def slot_frame(card: Card, light: str, rng: np.random.Generator, *,
         cv2.rectangle(canvas, (int(left + 0.3 * w), int(top + 0.3 * h)),
                       (int(left + 0.7 * w), int(top + 0.55 * h)), colour, -1)
     elif card.rank <= 10:  # (a printed court card's picture is drawn with its index)
+        if printed and card.code == "AS":
+            pip_scale *= LARGE_SPADE  # (a deck's ornate ace of spades)
         for x, y in STANDARD[card.rank] if pips is None else pips:
             _pip(canvas, card.code[1], (left + x * w, top + y * h), PIP * w * pip_scale,
                  y > 0.5, colour)
@@ -629,8 +635,9 @@ def test_a_court_card_is_never_misread(card: Card, light: str, dx: int, dy: int,
 
 
 def test_the_letters_are_saved_with_the_deck(tmp_path) -> None:
-    """Saved (model format 17) and loaded, a printed deck reads its court cards as the
-    enrolled one does; a file whose letters are missing or damaged is refused."""
+    """Saved (model format 17) and loaded, a printed deck reads its court cards and its
+    large ace as the enrolled one does; a file whose letters are missing or damaged, or
+    whose large aces are no aces, is refused."""
     rng = np.random.default_rng(16)
     samples = [(slot_frame(card, light, rng, printed=True), card)
                for card in every_card() for light in ("warm", "cool")]
@@ -641,12 +648,18 @@ def test_the_letters_are_saved_with_the_deck(tmp_path) -> None:
     assert loaded.region_pips is not None and loaded.region_pips.letters is not None
     assert loaded.region_pips.to_dict() == model.region_pips.to_dict()
     recogniser = Recogniser(loaded)
-    for card in COURTS:
+    assert loaded.region_pips.large_aces == model.region_pips.large_aces != ()
+    for card in [*COURTS, Card.from_code("AS")]:
         frame = slot_frame(card, "magenta", rng, printed=True)
         assert loaded.region_pips.read(frame) == model.region_pips.read(frame)
         assert recogniser.recognise(frame).card in (None, card)
     with np.load(path) as data:
         arrays = {key: data[key] for key in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["region_pips"]["large_aces"][0][3] = 4  # no suit
+    np.savez_compressed(path, **{**arrays, "meta": np.array(json.dumps(meta))})
+    with pytest.raises(VisionModelError, match="bad pip counter"):
+        DeckModel.load("printed", tmp_path)
     ranks = arrays["region_letter_ranks"].copy()
     ranks[0] = 14  # no rank
     np.savez_compressed(path, **{**arrays, "region_letter_ranks": ranks})
@@ -656,3 +669,23 @@ def test_the_letters_are_saved_with_the_deck(tmp_path) -> None:
                                  if not key.startswith("region_letter_")})
     with pytest.raises(VisionModelError, match="bad pip counter"):
         DeckModel.load("printed", tmp_path)
+
+
+def test_a_large_ace_is_read_where_its_pip_lay_with_paper_round_it(printed: RegionPips
+                                                                    ) -> None:
+    """An ace whose one pip is larger than a number card's (an ornate ace of spades) is read
+    where the enrolment's lay, alone but for its index, its size theirs and blank paper
+    round it; moved off its place, beside another pip-sized mark, or with ink round it, no
+    read."""
+    assert {ace.suit for ace in printed.large_aces} == {0} and len(printed.large_aces) == 2
+    rng = np.random.default_rng(17)
+    spade = Card.from_code("AS")
+    read = printed.read(slot_frame(spade, "magenta", rng, printed=True))
+    assert read is not None and read.label == card_index(spade) and read.letter is None
+    assert printed.read(slot_frame(spade, "magenta", rng, printed=True, shift=(16, 12))) is None
+    beside = slot_frame(spade, "magenta", rng, printed=True, pips=[(0.5, 0.5), (0.25, 0.2)])
+    assert printed.read(beside) is None
+    framed = slot_frame(spade, "magenta", rng, printed=True)
+    for radius in (19, 22, 25, 28):  # a picture's strokes round it
+        cv2.circle(framed, (64, 80), radius, (60, 40, 40), 1)
+    assert printed.read(framed) is None
