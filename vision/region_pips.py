@@ -659,8 +659,7 @@ def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: flo
     rows, columns = np.ogrid[:height, :width]
     field = (columns - centre[0]) ** 2 + (rows - centre[1]) ** 2 <= (radius * unit) ** 2
     field &= ~cv2.dilate(own.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-    darkness = 1.0 - seen_as.grey / np.maximum(seen_as.paper, 1.0)
-    return bool(field.any()) and float((darkness[field] > level).mean()) <= most
+    return bool(field.any()) and float((_darkness(seen_as)[field] > level).mean()) <= most
 
 
 RED_SUITS = (int(Suit.HEARTS), int(Suit.DIAMONDS))  # (as card indices count suits: label // 13)
