@@ -43,9 +43,12 @@ than an index glyph and of that ace's size, with paper round it blank but for th
 decoration (:data:`LARGE_ACE_FIELD`).
 
 A court card is read by the letter of its index (its rank, :mod:`vision.index_letters`) and
-the large pips printed beside its index (its suit, named as a number card's pips are, at the
-deck's ink level or the first level retried that shows one, :data:`COURT_PIP_REACH`); a
-court card without a letter read, or with no such pip, is left to the appearance read.
+the large pips printed beside its index (its suit, at the deck's ink level or the first
+level retried that shows one, :data:`COURT_PIP_REACH`, each pip named surely by its nearest
+enrolment pips, :meth:`RegionPips._surely_named`, of a suit whose enrolment court cards
+were read rightly, :attr:`RegionPips.court_suits`), never with more pips than a court card
+prints (:data:`COURT_MOST_PIPS`); a court card without a letter read, or with no such pip,
+is left to the appearance read.
 
 A deck whose number cards show clean pips in fewer than :data:`MIN_CLEAN_SHARE` of their
 enrolment photos (a camera that sees only the index corner, pp2021) learns no pip counter.
@@ -54,7 +57,7 @@ enrolment photos (a camera that sees only the index corner, pp2021) learns no pi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import cv2
@@ -117,6 +120,18 @@ Another deck prints them elsewhere: at 1.7, the simulated slot camera's deck (``
 lost a court card in each of two runs of four. ece395, draws 2024, 7 and 11: 6, 7 and 7
 court cards read so, none wrong (3, 4 and 5 at the deck's ink level alone: a court pip
 there runs into the picture's frame)."""
+COURT_MOST_PIPS = 2
+"""A court card prints at most two pips of a number card's size (its large pips beside its
+index letters; its picture's marks are larger or smaller): a region with more at the deck's
+ink level is a number card whose count was not clear, never a court card (a simulated
+Dondorf deck's 9D, its index "9" read as a "K", showed five). ece395's court cards show 0 to 2."""
+SURE_NEIGHBOURS = 7
+"""How many nearest enrolment pips name a court card's pip's suit, and tell its colour by
+colour alone (:meth:`RegionPips._surely_named`). ece395's court cards read: every pip's 7
+nearest named its suit (one pip's 6 of 7), and 6 or 7 of the 7 nearest by colour were of
+its colour; simulated decks in magenta light: a Paris KD read as KH by its one pip's
+nearest had 3 of 7 diamonds, an Anglo Modern QH named spades by 7 of 7 had 4 of 7 red by
+colour."""
 LARGE_ACE_FIELD = 0.2
 """The most of an ace's field (:data:`ACE_FIELD`) ink may cover round a pip larger than a
 number card's: an ornate pip carries thin decoration round it (ece395's ace of spades: 0.08
@@ -238,6 +253,10 @@ class RegionPips:
     letters: IndexLetters | None = None
     """The court ranks' index letters (:mod:`vision.index_letters`); None when none was
     learnt (court cards are then left to the appearance read)."""
+    court_suits: tuple[int, ...] = ()
+    """The suits whose court cards are read by their letters and pips: those whose
+    enrolment court cards' pips the number cards' pips named rightly, and no other suit's
+    as them (:func:`_court_suits_named_rightly`); empty: none."""
     _typical: dict[int, np.ndarray] = field(init=False, repr=False, compare=False)
     _round_middle: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
     """Of each rank with a pip at its typical layout's middle (a 3, a 5, a 9), its other
@@ -279,7 +298,7 @@ class RegionPips:
         read = self._read_ace(seen_as, marks, counted, loosest)
         if read is None:
             read = self._read_large_ace(seen_as, marks)
-        return read if read is not None else self._read_court(seen_as)
+        return read if read is not None else self._read_court(seen_as, marks)
 
     def confidence(self, count: PipCount) -> float:
         """How surely ``count`` (a :meth:`read`) names its card, 0 to 1: a number card's
@@ -315,14 +334,19 @@ class RegionPips:
         ((suit, offset),) = near.items()
         return PipCount(suit * 13, offset, 1)
 
-    def _read_court(self, seen_as: Surface) -> PipCount | None:
+    def _read_court(self, seen_as: Surface, marks: Marks) -> PipCount | None:
         """The court card in the region by its index letters (its rank,
         :mod:`vision.index_letters`) and the pips beside them (its suit): at the deck's
         ink level, else at the first level retried (:data:`STRICTER_LEVELS`,
         :data:`LOOSER_LEVELS`: a court pip a shadow runs into the picture's frame, or a
         glare makes faint), the pip-sized marks within :data:`COURT_PIP_REACH` of a letter
-        must name one suit (:data:`SUIT_MARGIN`); None otherwise."""
+        must each name one suit surely (:meth:`_surely_named`); never a region whose
+        ``marks`` at the deck's level show more pips than a court card prints
+        (:data:`COURT_MOST_PIPS`). None otherwise."""
         if self.letters is None:
+            return None
+        size = marks[3] / self.pip_area
+        if int(((size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])).sum()) > COURT_MOST_PIPS:
             return None
         letters = self.letters.read(*_letter_view(seen_as, self.ink), self.pip_area)
         if letters is None:
@@ -337,12 +361,37 @@ class RegionPips:
                                   & (apart.min(axis=1, initial=np.inf) <= reach))
             if not len(pips):
                 continue
-            looks, colours = _looks(seen_as, labels, stats[pips], ids[pips])
-            suit = _suit_named(self._suits_named(looks, colours))
-            if suit is None:
+            suit = self._surely_named(*_looks(seen_as, labels, stats[pips], ids[pips]))
+            if suit is None or suit not in self.court_suits:
                 return None
             return PipCount(suit * 13 + rank - 1, 0.0, len(pips), likeness)
         return None
+
+    def _surely_named(self, looks: np.ndarray, colours: np.ndarray) -> int | None:
+        """The suit one or two pips name surely: each pip's :data:`SURE_NEIGHBOURS` nearest
+        enrolment pips (by look and colour, as :meth:`_suits_named`) name it, all but one at
+        most, its nearest as many by colour alone are of that suit's colour (red or black),
+        all but one at most, and every pip names the same suit; None otherwise. A number
+        card's suit is named by all its pips (:data:`SUIT_MARGIN`); a court card's by one or
+        two, whose nearest enrolment pip alone can be of another suit in a light never
+        enrolled."""
+        apart_in_colour = np.linalg.norm(self.colours[None, :, :] - colours[:, None, :], axis=2)
+        distances = (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
+                     + COLOUR_WEIGHT * apart_in_colour)
+        red = np.isin(self.suits, RED_SUITS)
+        named = set()
+        for row, in_colour in zip(distances, apart_in_colour, strict=True):
+            near = self.suits[np.argsort(row, kind="stable")[:SURE_NEIGHBOURS]]
+            counts = np.bincount(near, minlength=4)
+            if counts.max() < SURE_NEIGHBOURS - 1:  # (a deck of fewer pips names none)
+                return None
+            suit = int(np.argmax(counts))
+            alike = red[np.argsort(in_colour, kind="stable")[:SURE_NEIGHBOURS]] == (
+                suit in RED_SUITS)
+            if int(alike.sum()) < SURE_NEIGHBOURS - 1:
+                return None
+            named.add(suit)
+        return named.pop() if len(named) == 1 else None
 
     def _read_ace(self, seen_as: Surface, marks: Marks,
                   found: tuple[np.ndarray, np.ndarray, np.ndarray] | None, loosest: Marks
@@ -482,6 +531,7 @@ class RegionPips:
                 "extent": list(self.extent), "aces": [list(centre) for centre in self.aces],
                 "large_aces": [[*ace.centre, ace.area, ace.suit] for ace in self.large_aces],
                 "letters": self.letters is not None,
+                "court_suits": list(self.court_suits),
                 "layouts": {str(rank): [layout.tolist() for layout in layouts]
                             for rank, layouts in self.layouts.items()}}
 
@@ -530,11 +580,15 @@ class RegionPips:
                              f"region")
         if value.get("letters", False) and letters is None:
             raise ValueError("a pip counter without its index letters")
+        court_suits = tuple(int(suit) for suit in value.get("court_suits", []))
+        if not all(suit in range(4) for suit in court_suits):
+            raise ValueError(f"a pip counter's court suits {court_suits} are no suits")
         return cls(ink, pip_area, layouts, tolerance,
                    (extent[0], extent[1], extent[2], extent[3]), looks.astype(np.float32),
                    colours.astype(np.float32), suits.astype(np.int64), aces, large_aces,
                    IndexLetters.from_arrays(*letters)
-                   if value.get("letters", False) and letters is not None else None)
+                   if value.get("letters", False) and letters is not None else None,
+                   court_suits)
 
 
 def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
@@ -582,12 +636,36 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
     colours = np.concatenate([colour for _, _, _, _, _, colour in clean])
     suits = np.concatenate([np.full(len(pips), label // 13)
                             for label, _, _, _, pips, _ in clean])
-    return RegionPips(ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()},
-                      tolerance, extent, looks.astype(np.float32), colours.astype(np.float32),
-                      suits.astype(np.int64), _learnt_aces(regions, labels, ink, pip_area),
-                      _learnt_large_aces(regions, labels, ink, pip_area),
-                      learn_index_letters([_letter_view(surface(region), ink) for region in regions],
-                                          [label % 13 + 1 for label in labels], pip_area))
+    counter = RegionPips(
+        ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()}, tolerance, extent,
+        looks.astype(np.float32), colours.astype(np.float32), suits.astype(np.int64),
+        _learnt_aces(regions, labels, ink, pip_area),
+        _learnt_large_aces(regions, labels, ink, pip_area),
+        learn_index_letters([_letter_view(surface(region), ink) for region in regions],
+                            [label % 13 + 1 for label in labels], pip_area),
+        court_suits=tuple(range(4)))
+    if counter.letters is None:
+        return replace(counter, court_suits=())
+    return replace(counter, court_suits=_court_suits_named_rightly(counter, regions, labels))
+
+
+def _court_suits_named_rightly(counter: RegionPips, regions: Sequence[np.ndarray],
+                               labels: Sequence[int]) -> tuple[int, ...]:
+    """The suits whose enrolment court cards, read as court cards by ``counter`` (every suit
+    allowed), had their suit named rightly whenever read, and no other suit's court card
+    read as them. A deck may print its court cards' pips unlike its number cards' (a
+    simulated Orell deck's clubs court pips, larger and ornate, were named spades by the
+    number cards' pips, surely): its enrolment shows it, and those suits' court cards are
+    left to the look."""
+    wrong: set[int] = set()
+    for region, label in zip(regions, labels, strict=True):
+        if label % 13 < 10:
+            continue
+        seen_as = surface(region)
+        read = counter._read_court(seen_as, _marks(seen_as, counter.ink))
+        if read is not None and read.label // 13 != label // 13:
+            wrong |= {read.label // 13, label // 13}
+    return tuple(suit for suit in range(4) if suit not in wrong)
 
 
 def _letter_view(seen_as: Surface, ink: float) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from vision.region_pips import (
     INK_LEVELS,
     LOOSER_LEVELS,
     LOOSEST_LEVEL,
+    PATCH,
     RegionPips,
     _marks,
     _pips,
@@ -614,6 +615,33 @@ def test_a_court_card_is_read_only_by_one_rank_s_letters_and_its_pips(
         assert printed.read(hidden) is None, code
 
 
+def test_a_court_card_s_suit_is_named_surely_and_it_shows_two_pips_at_most(
+        printed: RegionPips) -> None:
+    """A court pip's suit is the one its 7 nearest enrolment pips name, all but one at
+    most (seven enrolment pips of which 5 or 6 name hearts: none, then hearts), every pip
+    the same; and a card with a court rank's letter showing more pips than a court card
+    prints (a number card whose count was not clear) is no court card."""
+    looks = np.eye(7, PATCH * PATCH, dtype=np.float32)
+    colours = np.zeros((7, 2), np.float32)
+    for hearts, named in ((5, None), (6, 1), (7, 1)):
+        suits = np.array([1] * hearts + [0] * (7 - hearts), np.int64)
+        seven = replace(printed, looks=looks, colours=colours, suits=suits)
+        assert seven._surely_named(looks[:1], colours[:1]) == named, hearts
+    # Two pips, each surely of its suit, of two suits: none.
+    twice = np.repeat(looks[:2], 7, axis=0)
+    two = replace(printed, looks=twice, colours=np.zeros((14, 2), np.float32),
+                  suits=np.repeat(np.array([1, 2]), 7))
+    assert two._surely_named(looks[:1], colours[:1]) == 1
+    assert two._surely_named(looks[:2], colours[:2]) is None
+    rng = np.random.default_rng(18)
+    # A number card's index printed "K", its pips scattered (no layout of its count), one
+    # beside the index: no court card.
+    scattered = [(0.22, 0.17), (0.55, 0.35), (0.45, 0.6), (0.7, 0.55)]
+    frame = slot_frame(Card.from_code("4S"), "magenta", rng, printed=True, pips=scattered,
+                       letters=("K", "K"))
+    assert printed.read(frame) is None
+
+
 @settings(max_examples=40, deadline=None)
 @given(card=st.sampled_from(COURTS), light=st.sampled_from(sorted(LIGHTS)),
        dx=st.integers(-4, 4), dy=st.integers(-4, 4),
@@ -689,3 +717,26 @@ def test_a_large_ace_is_read_where_its_pip_lay_with_paper_round_it(printed: Regi
     for radius in (19, 22, 25, 28):  # a picture's strokes round it
         cv2.circle(framed, (64, 80), radius, (60, 40, 40), 1)
     assert printed.read(framed) is None
+
+
+def test_a_suit_whose_court_pips_the_number_pips_misname_is_left_to_the_look() -> None:
+    """A deck printing its clubs court cards' large pips unlike its clubs (drawn here as
+    spades): the enrolment reads those cards' pips as spades, so neither clubs' nor
+    spades' court cards are read by their letters, and a clubs court card is declined
+    rather than read as a spade; the red suits' court cards still read."""
+    rng = np.random.default_rng(19)
+
+    def frame(card: Card, light: str) -> np.ndarray:
+        return slot_frame(card, light, rng, printed=True,
+                          court_pips="S" if card.code[1] == "C" else None)
+
+    samples = [(frame(card, light), card_index(card))
+               for card in every_card() for light in ("warm", "cool")]
+    counter = learn_region_pips([region for region, _ in samples],
+                                [label for _, label in samples])
+    assert counter is not None and counter.letters is not None
+    assert counter.court_suits == (1, 2)  # hearts and diamonds (as card indices count)
+    assert counter.read(frame(Card.from_code("KC"), "magenta")) is None
+    assert counter.read(frame(Card.from_code("KS"), "magenta")) is None
+    read = counter.read(frame(Card.from_code("KH"), "magenta"))
+    assert read is not None and read.label == card_index(Card.from_code("KH"))
