@@ -354,7 +354,8 @@ class RegionPips:
         rank, where, likeness = letters
         reach = COURT_PIP_REACH * float(np.sqrt(self.pip_area * _area(seen_as.region)))
         for ink in (self.ink, *self._retried):
-            labels, stats, centres, shares, ids = _marks(seen_as, ink)
+            labels, stats, centres, shares, ids = (marks if ink == self.ink
+                                                   else _marks(seen_as, ink))
             size = shares / self.pip_area
             apart = np.linalg.norm(centres[:, None, :] - where[None, :, :], axis=2)
             pips = np.flatnonzero((size >= PIP_SPREAD[0]) & (size <= PIP_SPREAD[1])
@@ -375,9 +376,7 @@ class RegionPips:
         card's suit is named by all its pips (:data:`SUIT_MARGIN`); a court card's by one or
         two, whose nearest enrolment pip alone can be of another suit in a light never
         enrolled."""
-        apart_in_colour = np.linalg.norm(self.colours[None, :, :] - colours[:, None, :], axis=2)
-        distances = (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
-                     + COLOUR_WEIGHT * apart_in_colour)
+        distances, apart_in_colour = self._pip_distances(looks, colours)
         red = np.isin(self.suits, RED_SUITS)
         named = set()
         for row, in_colour in zip(distances, apart_in_colour, strict=True):
@@ -479,11 +478,18 @@ class RegionPips:
 
     def _suits_named(self, looks: np.ndarray, colours: np.ndarray) -> np.ndarray:
         """Each pip's suit: that of the nearest enrolment pip by look and colour."""
-        distances = (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
-                     + COLOUR_WEIGHT * np.linalg.norm(
-                         self.colours[None, :, :] - colours[:, None, :], axis=2))
-        named: np.ndarray = self.suits[np.argmin(distances, axis=1)]
+        named: np.ndarray = self.suits[np.argmin(self._pip_distances(looks, colours)[0],
+                                                 axis=1)]
         return named
+
+    def _pip_distances(self, looks: np.ndarray, colours: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """How far each of the pips (``looks``, ``colours``) lies from each enrolment pip
+        by look and colour (:data:`COLOUR_WEIGHT`), and by colour alone: (pips, enrolment
+        pips) each."""
+        in_colour = np.linalg.norm(self.colours[None, :, :] - colours[:, None, :], axis=2)
+        return (np.linalg.norm(self.looks[None, :, :] - looks[:, None, :], axis=2)
+                + COLOUR_WEIGHT * in_colour), in_colour
 
     def _faint_higher(self, faint: np.ndarray, centre: np.ndarray, unit: float) -> bool:
         """Whether a higher card with a pip at its layout's middle (a 3, a 5, a 9), placed
@@ -596,11 +602,11 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
     """A deck's pip counter from its enrolment regions (BGR) and their card indices, at the
     ink level (:data:`INK_LEVELS`) where most of its number cards show clean pips; None
     when fewer than :data:`MIN_CLEAN_SHARE` of them do at any level."""
-    numbers = [(region, label) for region, label in zip(regions, labels, strict=True)
-               if label % 13 + 1 in RANKS]
-    if not numbers:
+    every = [surface(region) for region in regions]  # (each worked out once)
+    surfaces = [(seen_as, label) for seen_as, label in zip(every, labels, strict=True)
+                if label % 13 + 1 in RANKS]
+    if not surfaces:
         return None
-    surfaces = [(surface(region), label) for region, label in numbers]
     # (label, region, its pips' centres, their area, looks, colours) of each clean photo
     best: tuple[float, list[tuple[int, np.ndarray, np.ndarray, float, np.ndarray,
                                   np.ndarray]]] | None = None
@@ -614,7 +620,7 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
             best = (ink, clean)
     assert best is not None
     ink, clean = best
-    if len(clean) < MIN_CLEAN_SHARE * len(numbers):
+    if len(clean) < MIN_CLEAN_SHARE * len(surfaces):
         return None
     pip_area = float(np.median([share for _, _, _, share, _, _ in clean]))
     layouts: dict[int, list[np.ndarray]] = {}
@@ -639,17 +645,16 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
     counter = RegionPips(
         ink, pip_area, {rank: tuple(seen) for rank, seen in layouts.items()}, tolerance, extent,
         looks.astype(np.float32), colours.astype(np.float32), suits.astype(np.int64),
-        _learnt_aces(regions, labels, ink, pip_area),
-        _learnt_large_aces(regions, labels, ink, pip_area),
-        learn_index_letters([_letter_view(surface(region), ink) for region in regions],
+        *_learnt_aces(every, labels, ink, pip_area),
+        learn_index_letters([_letter_view(seen_as, ink) for seen_as in every],
                             [label % 13 + 1 for label in labels], pip_area),
         court_suits=tuple(range(4)))
     if counter.letters is None:
         return replace(counter, court_suits=())
-    return replace(counter, court_suits=_court_suits_named_rightly(counter, regions, labels))
+    return replace(counter, court_suits=_court_suits_named_rightly(counter, every, labels))
 
 
-def _court_suits_named_rightly(counter: RegionPips, regions: Sequence[np.ndarray],
+def _court_suits_named_rightly(counter: RegionPips, surfaces: Sequence[Surface],
                                labels: Sequence[int]) -> tuple[int, ...]:
     """The suits whose enrolment court cards, read as court cards by ``counter`` (every suit
     allowed), had their suit named rightly whenever read, and no other suit's court card
@@ -658,10 +663,9 @@ def _court_suits_named_rightly(counter: RegionPips, regions: Sequence[np.ndarray
     number cards' pips, surely): its enrolment shows it, and those suits' court cards are
     left to the look."""
     wrong: set[int] = set()
-    for region, label in zip(regions, labels, strict=True):
+    for seen_as, label in zip(surfaces, labels, strict=True):
         if label % 13 < 10:
             continue
-        seen_as = surface(region)
         read = counter._read_court(seen_as, _marks(seen_as, counter.ink))
         if read is not None and read.label // 13 != label // 13:
             wrong |= {read.label // 13, label // 13}
@@ -680,24 +684,6 @@ def _darkness(seen_as: Surface) -> np.ndarray:
     return 1.0 - seen_as.grey / np.maximum(seen_as.paper, 1.0)
 
 
-def _learnt_large_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: float,
-                       pip_area: float) -> tuple[LargeAce, ...]:
-    """The enrolment aces whose one mark at the deck's ``ink`` level (index glyphs aside) is
-    larger than a number card's pip (:func:`_single_large_mark`)."""
-    large = []
-    for region, label in zip(regions, labels, strict=True):
-        if label % 13 != 0:
-            continue
-        seen_as = surface(region)
-        found = _single_large_mark(_marks(seen_as, ink), pip_area)
-        if found is None:
-            continue
-        height, width = seen_as.grey.shape
-        x, y = found[0] / [width, height]
-        large.append(LargeAce((float(x), float(y)), found[1], label // 13))
-    return tuple(large)
-
-
 def _single_large_mark(marks: Marks, pip_area: float
                        ) -> tuple[np.ndarray, float, np.ndarray] | None:
     """A region's one mark larger than an index glyph, when it is larger than a pip too:
@@ -710,21 +696,27 @@ def _single_large_mark(marks: Marks, pip_area: float
     return centres[mark], float(shares[mark]), labels == ids[mark]
 
 
-def _learnt_aces(regions: Sequence[np.ndarray], labels: Sequence[int], ink: float,
-                 pip_area: float) -> tuple[tuple[float, float], ...]:
-    """Where the enrolment aces that show one clean pip of a number card's size (within
-    :data:`PIP_SPREAD` of ``pip_area``) at the deck's ``ink`` level show it: centres as
-    shares of each region."""
-    aces = []
-    for region, label in zip(regions, labels, strict=True):
+def _learnt_aces(surfaces: Sequence[Surface], labels: Sequence[int], ink: float,
+                 pip_area: float) -> tuple[tuple[tuple[float, float], ...], tuple[LargeAce, ...]]:
+    """Of the enrolment aces at the deck's ``ink`` level: where those that show one clean
+    pip of a number card's size (within :data:`PIP_SPREAD` of ``pip_area``) show it
+    (centres as shares of each region), and those whose one mark, index glyphs aside, is
+    larger than a pip (:func:`_single_large_mark`)."""
+    aces, large = [], []
+    for seen_as, label in zip(surfaces, labels, strict=True):
         if label % 13 != 0:
             continue
-        found = _learning_pips(surface(region), ink, 1)
-        if found is None or not PIP_SPREAD[0] <= found[1] / pip_area <= PIP_SPREAD[1]:
+        height, width = seen_as.grey.shape
+        found = _learning_pips(seen_as, ink, 1)
+        if found is not None and PIP_SPREAD[0] <= found[1] / pip_area <= PIP_SPREAD[1]:
+            x, y = found[0][0] / [width, height]
+            aces.append((float(x), float(y)))
             continue
-        x, y = found[0][0] / [region.shape[1], region.shape[0]]
-        aces.append((float(x), float(y)))
-    return tuple(aces)
+        bigger = _single_large_mark(_marks(seen_as, ink), pip_area)
+        if bigger is not None:
+            x, y = bigger[0] / [width, height]
+            large.append(LargeAce((float(x), float(y)), bigger[1], label // 13))
+    return tuple(aces), tuple(large)
 
 
 def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: float,
