@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from shoe_controller.cards import Card
 from tests.vision.test_pips import MIDDLE, STANDARD
 from vision.model import DeckModel, VisionModelError, card_index, enroll
-from vision.recognise import Recogniser
+from vision.recognise import Recogniser, Recognition
 from vision.region_pips import (
     INK_LEVELS,
     LOOSER_LEVELS,
@@ -298,6 +298,25 @@ def test_cards_a_little_off_their_place_are_mostly_read() -> None:
                 right += read is not None
                 total += 1
     assert right >= 0.95 * total, (right, total)
+
+
+def test_a_look_read_its_pips_contradict_is_declined(counter: RegionPips) -> None:
+    """A region its look took as one card and its pips clearly read as another is a doubt,
+    whichever is right (simulated slot camera, three other deck designs: a 9 read as a 10
+    of its suit by its look just over the threshold, or a 10 as a 9, its pips right); a
+    look read its pips agree with, or do not read (a court card), stands."""
+    rng = np.random.default_rng(12)
+    nine, ten, king = number_card(9, "H"), number_card(10, "H"), Card.from_code("KH")
+    frame = slot_frame(nine, "magenta", rng)
+    look_as_ten = Recognition(ten, 0.31, 0.2, ten, "", 0.0, nine, surety=1.03)
+    read = Recogniser._unless_pips_contradict(frame, look_as_ten, counter)
+    assert read.card is None and read.best_guess == ten and read.conclusive
+    assert read.reason == "its look reads TH (confidence 0.310), but its 9 pips read as 9H"
+    look_as_nine = replace(look_as_ten, card=nine, best_guess=nine, runner_up=ten)
+    assert Recogniser._unless_pips_contradict(frame, look_as_nine, counter) == look_as_nine
+    court = slot_frame(king, "magenta", rng)
+    look_as_king = replace(look_as_ten, card=king, best_guess=king)
+    assert Recogniser._unless_pips_contradict(court, look_as_king, counter) == look_as_king
 
 
 def test_a_count_that_is_not_clear_is_no_read(counter: RegionPips) -> None:
