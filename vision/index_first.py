@@ -192,8 +192,11 @@ def find_by_index(frame: np.ndarray, reader: CornerReader) -> FoundByIndex | Non
                             borderMode=cv2.BORDER_REPLICATE)
              for matrix in maps]
     reads = reader.read_each(cards)
+    # A placement whose corner shows no rank glyph where the deck's do is no index: the
+    # pair placed the card off it (onto the felt beyond the frame's edge, the simulated
+    # overhead camera's Dondorf 6S of draw 2024, a corner of plain felt read as 9C at 0.557).
     near = [(read, matrix, card) for read, matrix, card in zip(reads, maps, cards, strict=True)
-            if read.distance <= reader.max_distance]
+            if read.distance <= reader.max_distance and not read.glyphless]
     if not near:
         return None
     best, matrix, card = min(near, key=lambda found: found[0].distance)
@@ -203,7 +206,7 @@ def find_by_index(frame: np.ndarray, reader: CornerReader) -> FoundByIndex | Non
     if quad is not None:
         again = rectify(frame, quad)
         (snapped,) = reader.read_each([again])
-        if snapped.distance < best.distance:
+        if snapped.distance < best.distance and not snapped.glyphless:
             return FoundByIndex(snapped, again)
     return FoundByIndex(best, card)
 
