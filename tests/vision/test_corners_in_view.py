@@ -85,17 +85,19 @@ def test_a_court_card_a_hand_lies_over_is_found_by_its_corners_in_view(
         assert int(np.argmin(gaps)) in (0, 2) and gaps.min() <= TOLERANCE
 
 
-def test_court_cards_under_a_hand_are_found_where_a_whole_card_is_not() -> None:
-    """At these poses the hand's bite leaves no card to the whole-card search, and the
-    card is found by its corners, near where it was drawn, readable at both index corners:
-    through :func:`vision.in_part.find_in_part`, as the recogniser asks."""
+def test_court_cards_under_a_hand_are_found_by_their_corners() -> None:
+    """At these poses the hand's bite leaves no card to the whole-card search's masks, and
+    the card is found by its corners, near where it was drawn, readable at both index
+    corners: through :func:`vision.in_part.find_in_part`, as the recogniser asks. (The
+    whole-card search may now find it too, by the ring of paper round its picture, and then
+    only where it was drawn: :func:`vision.detect._ring_of_paper`.)"""
     for angle, covered in ((20.0, 1), (-35.0, 3), (110.0, 1), (60.0, 3)):
         drawn = _corners((480.0, 270.0), angle, 200.0)
         frame = _court_card(drawn)
         _hand_over(frame, drawn, covered, 0.6)
-        quad, _ = survey(frame)
-        assert quad is None  # no whole card: a hand lies over it
-        found = find_in_part(frame, SHAPE, INDEX, survey(frame)[1])
+        quad, hand = survey(frame)
+        assert quad is None or _matched(quad, drawn) <= TOLERANCE, (angle, quad, drawn)
+        found = find_in_part(frame, SHAPE, INDEX, hand)
         assert found is not None, angle
         assert _matched(found.quad, drawn) <= TOLERANCE, (angle, found.quad, drawn)
         assert len(found.usable) == 2, (angle, found.usable)
