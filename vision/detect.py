@@ -502,22 +502,16 @@ def _paper_outlines(score: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
 def _ring_of_paper(mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """A court card whose picture fills most of it as a paper ``mask`` shows it: a thin
     ring of paper round the picture, which the openings break and whose blob fills too
-    little of its outline to be a card. Closed (:data:`FLAT_CLOSING`), the ring is one
-    blob round the card; where the picture reaches an edge and the ring stays broken, its
-    pieces taken together. Each only where paper runs along every side (:func:`_ringed`):
-    the paper of a card the frame cuts, closed, can be card-shaped short of the card's end,
-    one side across the picture (the simulated overhead camera's Bellot KD, draw 2024, read
-    so as KC: none of that side's samples was paper). Tried only when no paper mask shows
+    little of its outline to be a card. Closed as on a pale desk (:func:`_closed_outlines`),
+    and each candidate kept only where paper runs along every side (:func:`_ringed`): the
+    paper of a card the frame cuts, closed, can be card-shaped short of the card's end, one
+    side across the picture (the simulated overhead camera's Bellot KD, draw 2024, read so
+    as KC: none of that side's samples was paper). Tried only when no paper mask shows
     a card (:func:`_paper_outlines`): the simulated overhead camera's Paris deck, draw
     2024, found 3 of its 12 court cards in 2 or more of their 5 enrolment photos before
     and read 46 of 260 frames (a card the deck lacks declines every card of its rank and
     suit); 6 of 12, and 160 frames, after."""
-    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (FLAT_CLOSING, FLAT_CLOSING)))
-    found = _card_blobs(closed)
-    if not found:
-        pieces = _pieces_outline(closed)
-        found = [] if pieces is None else [pieces]
+    closed, found = _closed_outlines(mask)
     return [(quad, outline) for quad, outline in found if _ringed(closed, quad)]
 
 
@@ -604,13 +598,22 @@ def _flat_outlines(ratio: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     mask = ((ratio >= (1.0 + brightest) / 2) * 255).astype(np.uint8)
     # A court card's picture, darker than the desk, leaves a ring of paper that a corner
     # index or a pip may break: closed, the ring is one blob round the card.
+    return _closed_outlines(mask)[1]
+
+
+def _closed_outlines(mask: np.ndarray
+                     ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """A paper ``mask`` closed (:data:`FLAT_CLOSING`: a court card's ring of paper, which
+    an index, a pip or the openings break, made one blob round its picture), and the coarse
+    quads and outlines of its card-shaped blobs; where there are none (the ring broken where
+    the picture reaches an edge), of its large pieces taken together."""
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(
         cv2.MORPH_ELLIPSE, (FLAT_CLOSING, FLAT_CLOSING)))
     found = _card_blobs(closed)
-    if not found:  # the ring broken where the picture reaches the index: its pieces
+    if not found:
         pieces = _pieces_outline(closed)
         found = [] if pieces is None else [pieces]
-    return found
+    return closed, found
 
 
 def _whole_on_pale_table(frame: np.ndarray, corners: np.ndarray,

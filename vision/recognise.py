@@ -50,7 +50,7 @@ from vision.model import DeckModel, Match, card_index, card_of
 from vision.partial import PART_SIZE_MARGIN, usable_corners
 from vision.pips import PIP_COUNTS, PipReader
 from vision.quad import in_view, rectify
-from vision.region_pips import RegionPips
+from vision.region_pips import PipCount, RegionPips
 from vision.roi import crop
 
 CONTRARY_SURETY = 0.5
@@ -475,9 +475,8 @@ class Recogniser:
         card = card_of(count.label)
         if (read.best_guess not in (None, card) and read.surety >= CONTRARY_SURETY
                 and bool(np.any(self.model.labels == count.label))):
-            what = (f"its {count.pips} pips" if count.letter is None
-                    else f"its index letter and {count.pips} pips")
-            return replace(read, reason=f"{read.reason}; {what} read as {card.code}")
+            return replace(read, reason=f"{read.reason}; {_pips_said(count)} read as "
+                                        f"{card.code}")
         return Recognition(card, pips.confidence(count), read.distance, card,
                            "", 0.0, read.best_guess if read.best_guess != card else
                            read.runner_up, surety=1.0)
@@ -500,11 +499,9 @@ class Recogniser:
         if count is None or card_of(count.label) == read.card:
             return read
         card = card_of(count.label)
-        what = (f"its {count.pips} pips" if count.letter is None
-                else f"its index letter and {count.pips} pips")
         return replace(read, card=None, reason=(
-            f"its look reads {read.card.code} (confidence {read.confidence:.3f}), but {what} "
-            f"read as {card.code}"), conclusive=True)
+            f"its look reads {read.card.code} (confidence {read.confidence:.3f}), but "
+            f"{_pips_said(count)} read as {card.code}"), conclusive=True)
 
     def _decide(self, match: Match, max_distance: float | None = None,
                 threshold: float | None = None, what: str = "") -> Recognition:
@@ -523,6 +520,13 @@ class Recogniser:
         return Recognition(None if reason else match.card, confidence, match.distance,
                            match.card, reason, 0.0, match.runner_up,
                            surety=confidence / threshold if threshold > 0 else 0.0)
+
+
+def _pips_said(count: PipCount) -> str:
+    """What a region's pip read (:mod:`vision.region_pips`) went by, for a decline's reason:
+    a number card's pips, or a court card's index letter and the pips beside it."""
+    return (f"its {count.pips} pips" if count.letter is None
+            else f"its index letter and {count.pips} pips")
 
 
 def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[int, ...],

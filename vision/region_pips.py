@@ -648,10 +648,9 @@ def learn_region_pips(regions: Sequence[np.ndarray], labels: Sequence[int]
         *_learnt_aces(every, labels, ink, pip_area),
         learn_index_letters([_letter_view(seen_as, ink) for seen_as in every],
                             [label % 13 + 1 for label in labels], pip_area),
-        court_suits=tuple(range(4)))
-    if counter.letters is None:
-        return replace(counter, court_suits=())
-    return replace(counter, court_suits=_court_suits_named_rightly(counter, every, labels))
+        court_suits=tuple(range(4)))  # (every suit, to read the enrolment's court cards)
+    return replace(counter, court_suits=() if counter.letters is None
+                   else _court_suits_named_rightly(counter, every, labels))
 
 
 def _court_suits_named_rightly(counter: RegionPips, surfaces: Sequence[Surface],
