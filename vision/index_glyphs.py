@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -43,6 +44,7 @@ from vision.index_corner import (
     split_thresholds,
     threshold_of,
 )
+from vision.model import card_of
 from vision.roi import first_glyph, suit_under
 
 RANK_PATCH = (20, 30)  # width, height a rank glyph is resampled to
@@ -168,6 +170,52 @@ class GlyphReader:
             return False
         surest = max(reads, key=lambda read: read.confidence)
         return surest.label == label and surest.confidence >= self.threshold_for(label)
+
+    def tells_apart(self, views: Iterable[np.ndarray], card: int, other: int) -> bool:
+        """Whether the glyphs of ``views`` (rectified cards, the index at the top-left) say
+        card ``card`` and not ``other``, a card of the same suit or the same rank that the
+        deck never saw (:attr:`vision.model.DeckModel.missing`), by the glyph the two
+        differ in alone: the rank of two cards of one suit, the suit of two of one rank.
+        The deck knows that glyph from its other cards (a missing JS's rank from JH, JD
+        and JC, its suit from the other spades), so the surest read of it must name
+        ``card``'s over every other the deck knows, by this reader's threshold, and
+        ``other``'s must be among them; an index unlike the deck's says nothing."""
+        mine, theirs = card_of(card), card_of(other)
+        by_rank = mine.suit == theirs.suit
+        if by_rank == (mine.rank == theirs.rank):
+            raise ValueError(f"{mine.code} and {theirs.code} share neither only their suit "
+                             f"nor only their rank")
+        values, want, apart = ((self._ranks, mine.rank, theirs.rank) if by_rank
+                               else (self._suits, int(mine.suit), int(theirs.suit)))
+        if not np.any(values == apart):
+            return False  # (the deck never saw that rank or suit: nothing to tell it by)
+        part = slice(0, _RANK_PART) if by_rank else slice(_RANK_PART, None)
+        surest: GlyphRead | None = None
+        for view in views:
+            vector = glyph_vector(view, self.box)
+            if vector is None or float(np.min(np.linalg.norm(
+                    self.vectors - vector[None, :], axis=1))) > self.max_distance:
+                continue
+            read = _nearest(np.linalg.norm(self.vectors[:, part] - vector[None, part],
+                                           axis=1), values)
+            if read is not None and (surest is None or read.confidence > surest.confidence):
+                surest = read
+        return surest is not None and surest.label == want and (
+            surest.confidence >= self.threshold)
+
+    @cached_property
+    def _ranks(self) -> np.ndarray:
+        """Each row's card's rank (1..13)."""
+        return self.labels % 13 + 1
+
+    @cached_property
+    def _suits(self) -> np.ndarray:
+        """Each row's card's suit (as :class:`shoe_controller.cards.Suit`'s value)."""
+        return self.labels // 13
+
+
+_RANK_PART = RANK_PATCH[0] * RANK_PATCH[1] + 1
+"""A :func:`glyph_vector`'s rank glyph and its width over its height; the suit's follow."""
 
 
 def _nearest(distances: np.ndarray, labels: np.ndarray) -> GlyphRead | None:

@@ -187,7 +187,8 @@ class DeckModel:
     missing: tuple[Card, ...] = ()
     """Cards of the enrolment folder the deck learnt nothing of (no photo of them showed
     the card, whole or by an index corner): the deck may take one for a card it knows, so
-    the recogniser declines any card that shares a rank or a suit with one of them
+    the recogniser declines any card that shares a rank or a suit with one of them, unless
+    the index it was read by tells the two apart by the glyph they differ in
     (:meth:`vision.recognise.Recogniser.recognise`). Set by
     :func:`vision.bench.enroll_items` and :func:`vision.bench.holdout_bench`."""
     frame_size: tuple[int, int] | None = None

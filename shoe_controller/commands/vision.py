@@ -125,11 +125,13 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             # A deck reads only the cards it knows, and its limits were set on those: a card
             # it never saw may be taken for one it did (a four-card deck read a 9H as 8H),
-            # so the recogniser declines every card of their ranks and suits.
+            # so the recogniser declines the cards of their ranks and suits, unless the
+            # index read tells them apart.
             print(f"warning: {len(unknown)} of the folder's {len({c for _, c in items})} "
                   f"cards were not enrolled ({', '.join(unknown)}): fewer than 2 of their "
-                  f"frames show the card. The deck cannot read them, and declines every "
-                  f"card of their ranks and suits, which it could take them for. Retake "
+                  f"frames show the card. The deck cannot read them, and declines the cards "
+                  f"of their ranks and suits, which it could take them for, unless their "
+                  f"index shows it is not one of them. Retake "
                   f"their frames with the whole card in view (a fixed camera: enrol it with "
                   f"--roi round the index) and enrol again.")
         if by_index_only:
