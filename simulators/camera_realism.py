@@ -99,8 +99,8 @@ class Shadow:
     by the room, ``depth`` of the lamp's light there, in the room light's colour (blue /
     green, red / green over the lamp's). Each edge moves by up to ``jitter`` (a share of
     the frame) from frame to frame, as the card sits higher or lower in the slot and the
-    board flexes; the edge is sharp (``softness``, a share of the frame's width: the
-    Gaussian blur of the box)."""
+    board flexes; its sides as soft as ``softness`` (a share of the frame's width: the
+    Gaussian blur of the box; a lamp's shadow has a penumbra)."""
 
     box: tuple[float, float, float, float]
     depth: Range
@@ -307,7 +307,7 @@ LOW_RES_SLOT = CameraCondition(
                      card_box=(0.07, 0.02, 0.97, 0.9),
                      lamp=Lamp(centre=(0.72, 0.15), spread=(0.55, 1.0)),
                      shadows=(Shadow((-0.1, 0.6, 0.55, 1.1), depth=(0.35, 0.5),
-                                     colour=(1.15, 1.12)),),
+                                     colour=(1.15, 1.12), softness=0.07),),
                      glare=Glare(centre=(0.62, 0.27), spread=0.12, strength=(0.4, 1.0)),
                      ceiling=1.0),
         "b": Session("b", paper=(108, 125), cast=((0.98, 1.03), (0.60, 0.63)),

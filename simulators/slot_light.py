@@ -96,6 +96,43 @@ def shading(frame: np.ndarray, box: tuple[float, float, float, float]) -> Shadin
     return Shading(float(shaded.mean()), float((relative < DIM).mean()), level, cast)
 
 
+EDGE_WINDOW = 0.15
+"""A shadow's side is looked for this far (a share of the frame's width) either side of
+where the session's shadow box puts it."""
+EDGE_STEP = 0.25
+"""A row shows the shadow's side where its paper steps by at least this share of the lit
+paper within the window."""
+
+
+def edge_rise(frame: np.ndarray, box: tuple[float, float, float, float],
+              side: float, rows: tuple[float, float]) -> float | None:
+    """How soft a shadow's upright side is: over the paper map's rows ``rows`` (shares of
+    the frame's height), within :data:`EDGE_WINDOW` of ``side`` (a share of its width),
+    the pixels over which the paper rises from 20 % to 80 % of its step at the steepest
+    rise; the median over the rows that show a step (None: none does). A lamp's shadow
+    has a penumbra as wide as the lamp seen from the card; the simulated one is a box
+    blurred by its ``softness``."""
+    height, width = frame.shape[:2]
+    paper = paper_map(frame, box, reach=MAP_REACH / 2)
+    left = max(0, int((side - EDGE_WINDOW) * width))
+    right = min(width, int((side + EDGE_WINDOW) * width))
+    rises = []
+    for row in range(int(rows[0] * height), int(rows[1] * height)):
+        profile = paper[row, left:right]
+        profile = profile[~np.isnan(profile)]
+        if len(profile) < 8 or np.ptp(profile) < EDGE_STEP:
+            continue
+        low, high = np.percentile(profile, 10), np.percentile(profile, 90)
+        steepest = int(np.argmax(np.gradient(profile)))
+        start = end = steepest
+        while start > 0 and profile[start] > low + 0.2 * (high - low):
+            start -= 1
+        while end < len(profile) - 1 and profile[end] < low + 0.8 * (high - low):
+            end += 1
+        rises.append(end - start)
+    return float(np.median(rises)) if rises else None
+
+
 def pip_ink(frame: np.ndarray) -> list[tuple[float, float, float]]:
     """Each dark pip-sized mark on lit paper (over half the frame's lit paper): its centre
     (shares of the frame's width and height) and its ink level (the 20th percentile of its
@@ -128,7 +165,8 @@ def ink_grid(frames: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _describe(frames: list[np.ndarray], black: list[np.ndarray],
-              box: tuple[float, float, float, float]) -> list[str]:
+              box: tuple[float, float, float, float],
+              sides: list[tuple[float, tuple[float, float]]]) -> list[str]:
     found = [shading(frame, box) for frame in frames]
 
     def spread(values: list[float]) -> str:
@@ -144,6 +182,11 @@ def _describe(frames: list[np.ndarray], black: list[np.ndarray],
                f"dim {spread([item.dim for item in found])}; shade level {spread(levels)}; "
                f"shade cast b/g {spread([cast[0] for cast in casts])}, "
                f"r/g {spread([cast[1] for cast in casts])}")
+    for side, rows in sides:
+        rises = [rise for rise in (edge_rise(frame, box, side, rows) for frame in frames)
+                 if rise is not None]
+        summary += (f"; shadow side at x {side:.2f}: rise 20-80 % {spread(rises)} px "
+                    f"({len(rises)} frames)")
     lines = [summary, "black pips' ink level (pips) by grid cell:"]
     lines += ["  " + " ".join(f"{grid[row, column]:.2f}({count[row, column]:2d})"
                               for column in range(GRID)) for row in range(GRID)]
@@ -175,6 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         simulated = sorted(folder.glob("*.png"))
         for name, session in LOW_RES_SLOT.sessions.items():
             box = session.card_box or (0.0, 0.0, 1.0, 1.0)
+            # Each shadow's upright side that falls inside the card, over the rows where
+            # the shadow and the card overlap (an edge's softness: Shadow.softness).
+            sides = [(shadow.box[2], (max(shadow.box[1], box[1]) + INSET,
+                                      min(shadow.box[3], box[3]) - INSET))
+                     for shadow in session.shadows
+                     if box[0] + INSET < shadow.box[2] < box[2] - INSET]
             for kind, items in (
                     ("real", [(card.code, path) for card, s, path in plan if s == name]),
                     (f"sim {args.sim_seed}", [(path.name.split("_")[0], path)
@@ -185,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 black = [frame for (code, _), frame in zip(items, frames, strict=True)
                          if code[0] in "23456789T" and code[1] in "SC"]
                 print(f"session {name}, {kind} ({len(frames)} frames):")
-                for line in _describe(frames, black, box):
+                for line in _describe(frames, black, box, sides):
                     print("  " + line)
     return 0
 

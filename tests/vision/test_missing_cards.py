@@ -46,6 +46,7 @@ def paris_frames(designs, card_cache: Path, tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # (a whole deck rendered and enrolled: 3.5 min of one core)
 def test_a_deck_lacking_cards_reads_their_neighbours_only_where_the_index_tells_them_apart(
         paris_frames: dict[Card, list[Path]]) -> None:
     """7S, QD and 2C never enrolled: their own frames are never read (as a card of their

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from shoe_controller.cards import Card
 from tests.vision.test_pips import MIDDLE, STANDARD
+from vision import region_pips
 from vision.model import DeckModel, VisionModelError, card_index, enroll
 from vision.recognise import Recogniser, Recognition
 from vision.region_pips import (
@@ -759,3 +760,27 @@ def test_a_suit_whose_court_pips_the_number_pips_misname_is_left_to_the_look() -
     assert counter.read(frame(Card.from_code("KS"), "magenta")) is None
     read = counter.read(frame(Card.from_code("KH"), "magenta"))
     assert read is not None and read.label == card_index(Card.from_code("KH"))
+
+
+def test_a_dip_in_the_light_is_no_ink() -> None:
+    """A printed pip is much darker than the paper just round it; a dip in uneven light, as
+    dark at its middle and as large, fades into the paper (vision.region_pips.PIP_EDGE).
+    The simulated slot camera's Atlasnye 2S (frames and draw 2024) read as 3S by such a
+    dip between its two pips."""
+    size = 64
+    yy, xx = np.mgrid[0:size, 0:size]
+    paper = np.full((size, size, 3), 200, np.float32)
+    printed = paper.copy()
+    cv2.circle(printed, (32, 32), 7, (60, 60, 60), -1)
+    dip = paper * (1 - 0.5 * np.exp(-((xx - 32) ** 2 + (yy - 32) ** 2) / (2 * 8.0 ** 2)))[
+        :, :, None]
+    for image, is_ink in ((printed, True), (dip, False)):
+        seen_as = region_pips.surface(np.clip(image, 0, 255).astype(np.uint8))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(region_pips, "PIP_EDGE", -1.0)  # every mark, ink or not
+            labels, stats, _, shares, ids = _marks(seen_as, 0.3)
+        assert len(ids) == 1 and 0.01 < shares[0] < 0.1  # (one mark of a pip's size)
+        contrast = region_pips._edge_contrast(labels, region_pips._darkness(seen_as),
+                                              stats[0], int(ids[0]))
+        assert (contrast >= region_pips.PIP_EDGE) == is_ink, contrast
+        assert len(_marks(seen_as, 0.3)[4]) == int(is_ink)

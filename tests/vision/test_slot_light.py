@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulators.slot_light import ink_grid, paper_map, pip_ink, shading
+from simulators.slot_light import edge_rise, ink_grid, paper_map, pip_ink, shading
 
 BOX = (0.0, 0.0, 1.0, 1.0)
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-cards" / "ece395_ov7670"
@@ -52,6 +52,21 @@ def test_an_evenly_lit_card_has_no_shade_and_a_flat_paper_map() -> None:
     level = paper_map(frame, BOX)
     assert np.isnan(level[0, 0])  # the inset
     assert np.nanmin(level) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("sigma", [1.5, 4.0, 7.0])
+def test_a_shadow_side_s_softness_is_measured_as_drawn(sigma: float) -> None:
+    """A shadow's upright side blurred by a Gaussian of ``sigma`` pixels rises from 20 % to
+    80 % of its step over 2 x 0.8416 sigma (the normal distribution's 80th percentile each
+    side of the middle), whatever pips lie away from it."""
+    frame = _card()
+    frame[:, :70] *= 0.4  # the shade left of x = 70 of 128
+    frame = cv2.GaussianBlur(frame, (0, 0), sigma)
+    cv2.circle(frame, (100, 30), 8, (0, 0, 0), -1)  # a pip off the side's rows
+    rise = edge_rise(frame.clip(0, 255).astype(np.uint8), BOX, 70 / 128, (0.5, 0.9))
+    assert rise is not None
+    assert rise == pytest.approx(2 * 0.8416 * sigma, abs=1.5)
+    assert edge_rise(_card().astype(np.uint8), BOX, 70 / 128, (0.5, 0.9)) is None  # no side
 
 
 @pytest.mark.parametrize("ink", [0.0, 0.2, 0.5])
