@@ -179,7 +179,9 @@ class GlyphReader:
         The deck knows that glyph from its other cards (a missing JS's rank from JH, JD
         and JC, its suit from the other spades), so the surest read of it must name
         ``card``'s over every other the deck knows, by this reader's threshold, and
-        ``other``'s must be among them; an index unlike the deck's says nothing."""
+        ``other``'s must be among them; an index unlike the deck's says nothing, and a
+        second corner whose glyph surely names ``other``'s says no (the two corners of one
+        card disagreeing)."""
         mine, theirs = card_of(card), card_of(other)
         by_rank = mine.suit == theirs.suit
         if by_rank == (mine.rank == theirs.rank):
@@ -198,7 +200,11 @@ class GlyphReader:
                 continue
             read = _nearest(np.linalg.norm(self.vectors[:, part] - vector[None, part],
                                            axis=1), values)
-            if read is not None and (surest is None or read.confidence > surest.confidence):
+            if read is None:
+                continue
+            if read.label == apart and read.confidence >= self.threshold:
+                return False
+            if surest is None or read.confidence > surest.confidence:
                 surest = read
         return surest is not None and surest.label == want and (
             surest.confidence >= self.threshold)

@@ -89,10 +89,21 @@ class Recognition:
     read's ``best_guess`` says: against a read of the same frame by another search
     (:data:`CONTRARY_SURETY`)."""
 
-    index_views: tuple[np.ndarray, ...] = field(default=(), repr=False, compare=False)
+    taken_by: tuple[np.ndarray, tuple[int, ...]] | None = field(default=None, repr=False,
+                                                               compare=False)
     """Where a read was taken by a card found by its outline or its index: the rectified
-    card turned to each index corner wholly in view (the index at the top-left), for the
-    check against the cards the deck lacks (:meth:`Recogniser._unless_missing`)."""
+    card and its index corners wholly in view, for the check against the cards the deck
+    lacks (:meth:`Recogniser._unless_missing`, through :attr:`index_views`)."""
+
+    @property
+    def index_views(self) -> tuple[np.ndarray, ...]:
+        """The card the read was taken by turned to each index corner wholly in view (the
+        index at the top-left); none when it was not taken by a rectified card. Turned
+        only when asked (by a deck that lacks cards), not for every read."""
+        if self.taken_by is None:
+            return ()
+        card, usable = self.taken_by
+        return tuple(turned(card, corner) for corner in usable)
 
     def to_dict(self) -> dict[str, Any]:
         return {"card": None if self.card is None else self.card.code,
@@ -229,8 +240,9 @@ class Recogniser:
                                0.0)
         decided = self._decide(match)
         if decided.card is not None and found is not None and self.model.corners is not None:
-            return _with_views(self._check_index(frame, found, decided, self.model.corners),
-                               found.card, _usable(frame, found, self.model.corners))
+            usable = _usable(frame, found, self.model.corners)
+            return _with_views(self._check_index(found, usable, decided, self.model.corners),
+                               found.card, usable)
         if decided.card is None and found is not None and self.model.corners is not None:
             corners = self.model.corners
             # Not taken whole. Its index and pips are read through the quad only if it has
@@ -263,7 +275,7 @@ class Recogniser:
         by_pips = self._read_pips(found.card, named, match.distance)
         return None if by_pips is None else _with_views(by_pips, found.card, usable)
 
-    def _check_index(self, frame: np.ndarray, found: Detection, decided: Recognition,
+    def _check_index(self, found: Detection, usable: tuple[int, ...], decided: Recognition,
                      corners: CornerReader) -> Recognition:
         """A whole card read as one card is taken only if its index does not say another.
         The pips of two cards of a suit can differ by little (a 6 and an 8: two pips), and
@@ -273,9 +285,10 @@ class Recogniser:
         draw 11: 8H, missing from the whole-card deck, was read as 6H six times; the
         index's best guess said otherwise each time, though not always surely). An index
         that looks like none of the deck's (beyond the corner reader's limit: blurred,
-        shadowed) says nothing either way."""
+        shadowed) says nothing either way. ``usable``: the card's index corners wholly in
+        the frame."""
         assert decided.card is not None  # (only a read the whole card took is checked)
-        read = corners.read(found.card, _usable(frame, found, corners))
+        read = corners.read(found.card, usable)
         if read is None or read.distance > corners.max_distance:
             return decided
         index = card_of(read.label)
@@ -577,11 +590,11 @@ def _unless_ink_contradicts(read: Recognition, card: np.ndarray, usable: tuple[i
 
 def _with_views(read: Recognition, card: np.ndarray, usable: tuple[int, ...]
                 ) -> Recognition:
-    """A read taken of the rectified ``card``, with its ``usable`` index corners turned to
-    the top-left (:attr:`Recognition.index_views`); a decline as it is."""
+    """A read taken of the rectified ``card`` by its ``usable`` index corners
+    (:attr:`Recognition.taken_by`); a decline as it is."""
     if read.card is None:
         return read
-    return replace(read, index_views=tuple(turned(card, corner) for corner in usable))
+    return replace(read, taken_by=(card, usable))
 
 
 def _match_of(read: CornerRead) -> Match:

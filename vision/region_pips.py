@@ -198,12 +198,14 @@ class LargeAce(NamedTuple):
 
 class Surface(NamedTuple):
     """A region as its pips are looked for in it, worked out once whatever the ink level:
-    the region (BGR), its grey image and the paper's level round each pixel (the lightest
-    over :data:`PAPER_REACH` of its width, then the darkest: a closing), both float32."""
+    the region (BGR), its grey image, the paper's level round each pixel (the lightest
+    over :data:`PAPER_REACH` of its width, then the darkest: a closing) and how much
+    darker than its paper each pixel is (a share), all float32."""
 
     region: np.ndarray
     grey: np.ndarray
     paper: np.ndarray
+    darkness: np.ndarray
 
 
 def surface(region: np.ndarray) -> Surface:
@@ -212,7 +214,8 @@ def surface(region: np.ndarray) -> Surface:
     reach = max(3, int(PAPER_REACH * grey.shape[1]) | 1)
     paper = cv2.morphologyEx(grey, cv2.MORPH_CLOSE,
                              cv2.getStructuringElement(cv2.MORPH_RECT, (reach, reach)))
-    return Surface(region, grey.astype(np.float32), paper.astype(np.float32))
+    grey, paper = grey.astype(np.float32), paper.astype(np.float32)
+    return Surface(region, grey, paper, 1.0 - grey / np.maximum(paper, 1.0))
 
 
 @dataclass(frozen=True)
@@ -682,12 +685,7 @@ def _letter_view(seen_as: Surface, ink: float) -> tuple[np.ndarray, np.ndarray]:
     """A region as its index letters are looked for in it
     (:meth:`vision.index_letters.IndexLetters.read`): its ink at the level ``ink``, and how
     much darker than its paper each pixel is."""
-    return _ink(seen_as, ink), _darkness(seen_as)
-
-
-def _darkness(seen_as: Surface) -> np.ndarray:
-    """How much darker than its paper each pixel of the region is (a share)."""
-    return 1.0 - seen_as.grey / np.maximum(seen_as.paper, 1.0)
+    return _ink(seen_as, ink), seen_as.darkness
 
 
 def _single_large_mark(marks: Marks, pip_area: float
@@ -735,7 +733,7 @@ def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: flo
     rows, columns = np.ogrid[:height, :width]
     field = (columns - centre[0]) ** 2 + (rows - centre[1]) ** 2 <= (radius * unit) ** 2
     field &= ~cv2.dilate(own.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-    return bool(field.any()) and float((_darkness(seen_as)[field] > level).mean()) <= most
+    return bool(field.any()) and float((seen_as.darkness[field] > level).mean()) <= most
 
 
 RED_SUITS = (int(Suit.HEARTS), int(Suit.DIAMONDS))  # (as card indices count suits: label // 13)
@@ -792,9 +790,9 @@ def _marks(seen_as: Surface, ink: float) -> Marks:
     shares = stats[:, 4] / _area(region)
     kept = shaped & (shares >= NOISE)
     if kept.any():
-        darkness = _darkness(seen_as)
         for index in np.flatnonzero(kept):
-            kept[index] = _edge_contrast(labels, darkness, stats[index], index + 1) >= PIP_EDGE
+            kept[index] = _edge_contrast(labels, seen_as.darkness, stats[index],
+                                         index + 1) >= PIP_EDGE
     return labels, stats[kept], centres[kept], shares[kept], np.flatnonzero(kept) + 1
 
 
@@ -821,7 +819,7 @@ _RING = np.ones((5, 5), np.uint8)
 def _ink(seen_as: Surface, ink: float) -> np.ndarray:
     """The region's pixels ``ink`` darker than their paper (1, else 0), but for a
     :data:`MARGIN` round the region."""
-    _, grey, paper = seen_as
+    grey, paper = seen_as.grey, seen_as.paper
     height, width = grey.shape
     dark = (paper - grey > ink * paper).astype(np.uint8)
     margin = round(MARGIN * width)
@@ -878,9 +876,8 @@ def _looks(seen_as: Surface, labels: np.ndarray, stats: np.ndarray, ids: np.ndar
     """Each pip's appearance (its darkness over the paper in its bounding square, a unit
     vector) and colour (the log ratios of red and blue to green of its ink, each against
     the paper just around it)."""
-    region, grey, _ = seen_as
+    region, grey, darkness = seen_as.region, seen_as.grey, seen_as.darkness
     height, width = grey.shape
-    darkness = _darkness(seen_as)
     looks, colours = [], []
     ring_kernel = np.ones((5, 5), np.uint8)
     for (x, y, w, h, _), label in zip(stats, ids, strict=True):

@@ -20,7 +20,7 @@ from simulators.camera import all_cards
 from simulators.camera_realism import condition_named, write_matching_folder
 from vision.bench import enroll_items, read_labels
 from vision.corner import WHOLE
-from vision.index_glyphs import GlyphReader, glyph_length
+from vision.index_glyphs import RANK_PATCH, GlyphReader, glyph_length
 from vision.model import card_index
 from vision.recognise import Recogniser
 
@@ -94,3 +94,27 @@ def test_telling_two_cards_apart_needs_the_glyph_they_differ_in() -> None:
         reader.tells_apart([blank], card_index(known[0]), card_index(known[0]))
     # 7S lacking, a 5S read: no 7 was ever enrolled, so no glyph can say "not a 7".
     assert not reader.tells_apart([blank], card_index(known[0]), card_index(lacking))
+
+
+def test_a_second_corner_naming_the_lacking_glyph_surely_says_no(monkeypatch) -> None:
+    """A card read as 5S by one corner, while its other corner's rank glyph is surely a 7 (a
+    rank the deck knows from 7H), is not told apart from the 7S the deck lacks: the two
+    corners disagree, and the surer of them does not decide it."""
+    rng = np.random.default_rng(2)
+    known = [Card.from_code(code) for code in ("5S", "7H", "9S")]
+    vectors = rng.random((len(known), glyph_length())).astype(np.float32)
+    reader = GlyphReader(vectors, np.array([card_index(card) for card in known]), WHOLE,
+                         max_distance=100.0, threshold=0.3)
+    five = vectors[0]
+    seven = five.copy()
+    rank_part = RANK_PATCH[0] * RANK_PATCH[1] + 1  # (its rank patch and the rank's aspect)
+    seven[:rank_part] = vectors[1][:rank_part]  # a 7's rank over a spade
+    views = {1: five, 2: seven}
+    monkeypatch.setattr("vision.index_glyphs.glyph_vector",
+                        lambda view, box: views.get(int(view[0, 0, 0])))
+    five_view, seven_view = (np.full((290, 200, 3), value, np.uint8) for value in (1, 2))
+    read, lacking = card_index(known[0]), card_index(Card.from_code("7S"))
+    assert reader.tells_apart([five_view], read, lacking)
+    assert not reader.tells_apart([five_view, seven_view], read, lacking)
+    assert not reader.tells_apart([seven_view, five_view], read, lacking)
+

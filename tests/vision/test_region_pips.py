@@ -780,7 +780,7 @@ def test_a_dip_in_the_light_is_no_ink() -> None:
             patch.setattr(region_pips, "PIP_EDGE", -1.0)  # every mark, ink or not
             labels, stats, _, shares, ids = _marks(seen_as, 0.3)
         assert len(ids) == 1 and 0.01 < shares[0] < 0.1  # (one mark of a pip's size)
-        contrast = region_pips._edge_contrast(labels, region_pips._darkness(seen_as),
+        contrast = region_pips._edge_contrast(labels, seen_as.darkness,
                                               stats[0], int(ids[0]))
         assert (contrast >= region_pips.PIP_EDGE) == is_ink, contrast
         assert len(_marks(seen_as, 0.3)[4]) == int(is_ink)
