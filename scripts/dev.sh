@@ -34,4 +34,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 export PATH="$PWD/.venv/bin:$PATH"
-exec .venv/bin/python -m pytest -n 2 "$@"
+# Two workers, each test file on one (its module fixtures made once), in the order
+# tests/conftest.py gives them (files with a slow test first), not by their count of tests.
+exec .venv/bin/python -m pytest -n 2 --dist loadscope --no-loadscope-reorder "$@"

@@ -78,3 +78,34 @@ def pytest_terminal_summary(terminalreporter: object) -> None:
     for folder in _saved_in:
         terminalreporter.write_line(  # type: ignore[attr-defined]
             f"web screenshots: {folder} (set {SCREENSHOTS_ENV} to choose)")
+
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with a test marked ``slow`` run first, those whose slow tests were given
+    the longest timeouts (a test known to take minutes) first of them; each file's tests
+    together and in their order (a file's module fixtures are then made once).
+    ``scripts/dev.sh test`` runs the suite on two workers, each file's tests on one, in this
+    order (``--dist loadscope --no-loadscope-reorder``): a run is as long as its busier
+    worker, and a test of several minutes handed out last would keep one worker busy long
+    after the other had finished."""
+    longest: dict[str, float] = {}
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            file = _file_of(item)
+            longest[file] = max(longest.get(file, 0.0), _timeout_of(item))
+    items.sort(key=lambda item: (_file_of(item) not in longest,
+                                 -longest.get(_file_of(item), 0.0)))  # (stable)
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def _timeout_of(item: pytest.Item) -> float:
+    """The test's timeout in seconds (pytest-timeout's mark, else the configured one);
+    none at all (0) is the longest."""
+    mark = item.get_closest_marker("timeout")
+    seconds = float(mark.args[0] if mark is not None and mark.args
+                    else item.config.getini("timeout") or 0)
+    return seconds if seconds > 0 else float("inf")

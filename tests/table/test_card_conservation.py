@@ -302,8 +302,8 @@ class CardConservation(RuleBasedStateMachine):
             assert result["outcome"] == reference_winner(player, banker), (shoe, number)
 
 
-CardConservation.TestCase = pytest.mark.timeout(0 if EXAMPLES > 200 else 900)(
-    CardConservation.TestCase)
+CardConservation.TestCase = pytest.mark.slow(pytest.mark.timeout(0 if EXAMPLES > 200 else 900)(
+    CardConservation.TestCase))
 CardConservation.TestCase.settings = settings(
     max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

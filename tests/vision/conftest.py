@@ -1,7 +1,8 @@
 """Rendered decks and enrolled models shared by the vision tests (rendered once, cached).
 
-Card faces are rendered from the Debian SVG decks into a per-session temporary folder (or
-``$SHOE_CARD_CACHE`` when set, to reuse them between runs); nothing rendered enters the tree.
+Card faces are rendered from the Debian SVG decks into the run's temporary folder, one for
+all of a run's workers (a face is written whole or not at all: ``render_deck``), or into
+``$SHOE_CARD_CACHE`` when set, to reuse them between runs; nothing rendered enters the tree.
 Only a subset of cards is enrolled to keep the suite fast.
 """
 
@@ -26,7 +27,15 @@ ENROL_FRAMES = 5
 @pytest.fixture(scope="session")
 def card_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     configured = os.environ.get("SHOE_CARD_CACHE")
-    return Path(configured) if configured else tmp_path_factory.mktemp("cards")
+    if configured:
+        return Path(configured)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Each worker's temporary folder lies in the run's: the faces one worker rendered,
+        # the other reads.
+        shared = tmp_path_factory.getbasetemp().parent / "cards"
+        shared.mkdir(exist_ok=True)
+        return shared
+    return tmp_path_factory.mktemp("cards")
 
 
 @pytest.fixture(scope="session")
