@@ -80,7 +80,6 @@ def pytest_terminal_summary(terminalreporter: object) -> None:
             f"web screenshots: {folder} (set {SCREENSHOTS_ENV} to choose)")
 
 
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files with a test marked ``slow`` run first, those whose slow tests were given
     the longest timeouts (a test known to take minutes) first of them; each file's tests
@@ -99,6 +98,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _file_of(item: pytest.Item) -> str:
+    """The test's file, as its node id names it."""
     return item.nodeid.split("::")[0]
 
 
