@@ -732,7 +732,7 @@ def blank_round(seen_as: Surface, own: np.ndarray, centre: np.ndarray, unit: flo
     height, width = seen_as.grey.shape
     rows, columns = np.ogrid[:height, :width]
     field = (columns - centre[0]) ** 2 + (rows - centre[1]) ** 2 <= (radius * unit) ** 2
-    field &= ~cv2.dilate(own.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    field &= ~cv2.dilate(own.astype(np.uint8), _RING).astype(bool)
     return bool(field.any()) and float((seen_as.darkness[field] > level).mean()) <= most
 
 
@@ -789,10 +789,9 @@ def _marks(seen_as: Surface, ink: float) -> Marks:
               & (stats[:, 4] >= PIP_SHAPE[2] * stats[:, 2] * stats[:, 3]))
     shares = stats[:, 4] / _area(region)
     kept = shaped & (shares >= NOISE)
-    if kept.any():
-        for index in np.flatnonzero(kept):
-            kept[index] = _edge_contrast(labels, seen_as.darkness, stats[index],
-                                         index + 1) >= PIP_EDGE
+    for index in np.flatnonzero(kept):
+        kept[index] = _edge_contrast(labels, seen_as.darkness, stats[index],
+                                     index + 1) >= PIP_EDGE
     return labels, stats[kept], centres[kept], shares[kept], np.flatnonzero(kept) + 1
 
 
@@ -800,20 +799,29 @@ def _edge_contrast(labels: np.ndarray, darkness: np.ndarray, box: np.ndarray, la
                    ) -> float:
     """How much darker a mark is than the paper just round it (two pixels out), as a share
     of its own darkness (:data:`PIP_EDGE`): near 1 for ink, low for a dip in the light."""
-    x, y, width, height = (int(value) for value in box[:4])
-    rows = slice(max(y - 2, 0), y + height + 2)
-    columns = slice(max(x - 2, 0), x + width + 2)
-    mark = labels[rows, columns] == label
-    ring = cv2.dilate(mark.astype(np.uint8), _RING) > 0
-    ring &= ~mark
-    window = darkness[rows, columns]
-    inside = float(window[mark].mean())
+    window, mark, ring = _mark_and_ring(labels, box, label, 2)
+    seen = darkness[window]
+    inside = float(seen[mark].mean())
     if inside <= 0 or not ring.any():
         return 1.0
-    return (inside - float(window[ring].mean())) / inside
+    return (inside - float(seen[ring].mean())) / inside
 
 
 _RING = np.ones((5, 5), np.uint8)
+"""What a mark is grown by to find the paper just round it (two pixels each way)."""
+
+
+def _mark_and_ring(labels: np.ndarray, box: Sequence[int], label: int, margin: int
+                   ) -> tuple[tuple[slice, slice], np.ndarray, np.ndarray]:
+    """A mark's window (its bounding ``box``, x, y, width, height, and ``margin`` pixels
+    round it, within the region), the mark's pixels in it and the pixels just round the
+    mark (grown by :data:`_RING`)."""
+    x, y, width, height = (int(value) for value in box[:4])
+    window = (slice(max(y - margin, 0), y + height + margin),
+              slice(max(x - margin, 0), x + width + margin))
+    mark = labels[window] == label
+    ring = cv2.dilate(mark.astype(np.uint8), _RING).astype(bool) & ~mark
+    return window, mark, ring
 
 
 def _ink(seen_as: Surface, ink: float) -> np.ndarray:
@@ -879,7 +887,6 @@ def _looks(seen_as: Surface, labels: np.ndarray, stats: np.ndarray, ids: np.ndar
     region, grey, darkness = seen_as.region, seen_as.grey, seen_as.darkness
     height, width = grey.shape
     looks, colours = [], []
-    ring_kernel = np.ones((5, 5), np.uint8)
     for (x, y, w, h, _), label in zip(stats, ids, strict=True):
         side = max(w, h) + 2
         x0, y0 = int(x + w / 2 - side / 2), int(y + h / 2 - side / 2)
@@ -890,12 +897,11 @@ def _looks(seen_as: Surface, labels: np.ndarray, stats: np.ndarray, ids: np.ndar
         look = cv2.resize(square, (PATCH, PATCH), interpolation=cv2.INTER_AREA).ravel()
         look = look - look.mean()
         looks.append(look / max(float(np.linalg.norm(look)), 1e-9))
-        # The pip's ink and the paper just round it, in a window round its box.
-        xa, ya = max(x - 3, 0), max(y - 3, 0)
-        xb, yb = min(x + w + 3, width), min(y + h + 3, height)
-        window, pixels = labels[ya:yb, xa:xb], region[ya:yb, xa:xb]
-        mask = window == label
-        ring = cv2.dilate(mask.astype(np.uint8), ring_kernel).astype(bool) & (window == 0)
+        # The pip's ink and the paper just round it (no other mark), in a window round
+        # its box.
+        window, mask, ring = _mark_and_ring(labels, (x, y, w, h), label, 3)
+        pixels = region[window]
+        ring &= labels[window] == 0
         ink = pixels[mask].astype(np.float64).mean(axis=0) + 1.0
         around = pixels[ring].astype(np.float64).mean(axis=0) + 1.0 if ring.any() else ink
         darker = np.log(ink / around)  # (blue, green, red)
