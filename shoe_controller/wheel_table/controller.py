@@ -52,6 +52,11 @@ from wheel_protocol import Unparsed
 
 log = logging.getLogger("shoe_controller.wheel")
 
+#: At most this many lines from the wheel are applied in one step: a line that outruns the
+#: journal (a babbling wheel, a disk slow to sync: each line is a commit) must not hold back
+#: a supervisor's action, a betting command or a stop for as long as it babbles.
+LINES_PER_STEP = 32
+
 #: Host-started games with the controller's own betting window: how long the last result
 #: stays on the display before betting opens for the next game.
 RESULT_SECONDS = 3.0
@@ -201,8 +206,15 @@ class WheelController:
                                  self._next_open_at) if t is not None]
         wait = timeout if not deadlines else max(0.0, min(timeout, min(deadlines) - self.clock()))
         received = self.connection.get(wait)
+        taken = 0
         while received is not None:
             self._receive(received)
+            taken += 1
+            if taken == LINES_PER_STEP:
+                # Behind the line: back to the others' inputs (and to the caller, who may be
+                # stopping); the timers wait until what came has been applied, so none gives
+                # up on a line that is here, unread.
+                return
             received = self.connection.get(0)
         self._run_timers()
 

@@ -7,6 +7,7 @@ are checked by the card table's access guard."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -186,3 +187,51 @@ def test_the_console_speaks_a_wheel_tables_commands(tmp_path: Path) -> None:
         kinds = [r.kind for r in ctl.journal.records()]
         actions = [r.data["action"] for r in ctl.journal.records() if r.kind == "supervisor"]
         assert actions == ["reset_bias", "clear", "dealer"] and kinds[0] == "session"
+
+
+def test_a_babbling_wheel_holds_back_neither_a_supervisors_action_nor_a_stop(
+        tmp_path: Path) -> None:
+    """A wheel line that brings statuses faster than the journal takes them (each is a
+    commit; on a real pseudo-terminal, as fast as it carries them): the controller applies a
+    bounded number of lines a step, so a clear handed over meanwhile is journalled within
+    seconds (before: once the line fell silent), and the run stops when asked."""
+    status = b"*X;6;003; 7;0;250;0\r\n"
+    wheel_side, controller_side = os.openpty()
+    os.set_blocking(wheel_side, False)
+    babbling = threading.Event()
+
+    def babble(lines: int = 200_000) -> None:  # minutes of work for the journal
+        chunk = status * 64
+        while lines > 0 and not babbling.is_set():
+            try:
+                lines -= os.write(wheel_side, chunk) // len(status)
+            except BlockingIOError:  # the terminal's buffer is full: the controller reads
+                time.sleep(0.001)
+
+    babbler = threading.Thread(target=babble, daemon=True)
+    journal_path = tmp_path / "j.db"
+    stopping = threading.Event()
+    try:
+        with controller(journal_path, os.ttyname(controller_side)) as ctl:
+            babbler.start()
+            runner = threading.Thread(target=ctl.run, args=(stopping.is_set,), daemon=True)
+            runner.start()
+            with Journal(journal_path, readonly=True) as seen:
+                deadline = time.monotonic() + 20
+                while seen.count() < 500:  # the controller deep in the babble
+                    assert time.monotonic() < deadline and runner.is_alive()
+                    time.sleep(0.01)
+            ticket = ctl.supervisor("clear", "alice", "471100")
+            assert ticket.wait(5), "the clear waited behind the babbling line"
+            stopping.set()
+            runner.join(5)
+            assert not runner.is_alive(), "the run did not stop while the line babbled"
+            assert babbler.is_alive(), "the line fell silent: the test proved nothing"
+            records = list(ctl.journal.records())
+    finally:
+        babbling.set()
+        babbler.join(5)
+        os.close(wheel_side)
+        os.close(controller_side)
+    at = next(i for i, r in enumerate(records) if r.kind == "supervisor")
+    assert sum(r.kind != "session" for r in records[:at]) >= 500  # handed over mid-babble

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,18 @@ class Controller:
                 return answer.status
         except urllib.error.HTTPError as exc:  # 409: refused by the table (e.g. line down)
             return exc.code
+
+
+def latch_cleared(view: Callable[[], dict[str, Any]], timeout: float = 10) -> bool:
+    """After a 202 (a clear queued: not journalled within the API's wait, as on a loaded
+    machine): whether the table cleared the latch once it got to it, rather than another
+    clear sent on top of the queued one. False if still latched (refused, or still queued)."""
+    deadline = time.monotonic() + timeout
+    while view()["latched"]:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 class RoundWatch:
@@ -282,8 +295,8 @@ def test_200_games_with_faults_and_two_kills_every_game_accounted_for(
         view = controller.state()
         if view["latched"] and view["wheel"]["connected"]:
             status = controller.clear()
-            assert status in (200, 409), status
-            clears += status == 200
+            assert status in (200, 202, 409), status
+            clears += status == 200 or (status == 202 and latch_cleared(controller.state))
         time.sleep(0.05)
     assert sim.wait(10) == 0
     assert not kills, "the wheel finished before both kills"
