@@ -8,6 +8,7 @@ game is refused with its name.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import dataclass
@@ -84,8 +85,10 @@ def profile_game(name_or_path: str | os.PathLike[str]) -> str:
     return game_named(source.text, source.origin)
 
 
+@functools.lru_cache(maxsize=16)
 def game_named(text: str, origin: str) -> str:
-    """The ``game`` a profile's text names ("baccarat" when it names none)."""
+    """The ``game`` a profile's text names ("baccarat" when it names none); kept for the same
+    text, as the profile it names is (a replay asks at every session record)."""
     from shoe_controller.config import parse_toml
     from shoe_controller.errors import ConfigError
     from shoe_controller.games.baccarat.profile import ProfileError
