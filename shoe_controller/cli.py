@@ -1,9 +1,9 @@
 """The ``shoe`` command line: one sub-command per module, registered in :data:`COMMANDS`.
 
 Each command module exposes ``configure(parser)`` (adds its arguments) and ``run(args) -> int``
-(the exit status). Modules are imported only when argparse needs them, so ``shoe --help`` does
-not pay for OpenCV. Exit status: 0 success, 1 the command failed (a clear message on stderr),
-2 bad usage.
+(the exit status). Only the module of the command given is imported, so ``shoe --help`` does
+not pay for OpenCV, nor ``shoe sim`` for the controller. Exit status: 0 success, 1 the
+command failed (a clear message on stderr), 2 bad usage.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from shoe_controller import __version__
 from shoe_controller.errors import ShoeError
@@ -62,13 +62,20 @@ def iter_parsers(
                 yield from iter_parsers(sub, (*path, name))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``commands`` (names of :data:`COMMANDS`), only their
+    modules are imported and configured, the others listed by name and help (``shoe --help``
+    and a mistyped name read the same). A ``shoe`` process then pays for its own command's
+    imports only: ``shoe sim`` for the simulator, not the controller's."""
     parser = argparse.ArgumentParser(
         prog="shoe", description="Card-scanning shoe controller for live baccarat tables."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
+        if commands is not None and name not in commands:
+            subparsers.add_parser(name, help=help_text, description=help_text)
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -85,7 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    # The command is the first word that is not an option (the top level's only options are
+    # --help and --version, which take no value).
+    named = next((word for word in words if not word.startswith("-")), None)
+    parser = build_parser({named} & COMMANDS.keys() if named else ())
     # argparse reports an unknown option with the top-level usage ("shoe [-h] COMMAND"),
     # which does not help: the command's own parser reports it, with the command's usage.
     args, unknown = parser.parse_known_args(argv)
