@@ -124,6 +124,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="play a recorded wheel log (one received line per line, optionally "
                        "'SECONDS<TAB>line'); starts when the host first sends, or over TCP when "
                        "it connects")
+    wheel.add_argument("--wait-for-host", action="store_true",
+                       help="with --tcp: start the wheel (its first game) once a host has "
+                       "connected, as a replay does; later hosts find it running")
     wheel.add_argument("--exit-when-done", action="store_true",
                        help="exit once the games (--games) or the replay are done")
     wheel.add_argument("--log", metavar="FILE",
@@ -147,7 +150,7 @@ def _wheel_mode(text: str) -> int:
 
 _SHOE_ONLY = ("cards", "pace", "misread_rate", "mistake", "careless_reload", "exit_when_empty")
 _WHEEL_ONLY = ("wheel_fault", "line_faults", "no_result_line", "stuck_spin", "games", "replay",
-               "exit_when_done", "log")
+               "wait_for_host", "exit_when_done", "log")
 
 
 def _check_wheel_options(args: argparse.Namespace, parser_defaults: dict[str, object]) -> None:
@@ -160,6 +163,9 @@ def _check_wheel_options(args: argparse.Namespace, parser_defaults: dict[str, ob
             raise ConfigError(f"--{used[0].replace('_', '-')} is a shoe option; not with --wheel")
         if args.exit_when_done and not (args.games or args.replay):
             raise ConfigError("--exit-when-done needs --games N or --replay LOGFILE")
+        if args.wait_for_host and not args.tcp:
+            raise ConfigError("--wait-for-host waits for a host over --tcp; over a "
+                              "pseudo-terminal the wheel cannot tell that one is there")
         if args.replay and (args.wheel_fault or args.line_faults or args.games or args.log):
             raise ConfigError("--replay plays the log as it is: no --wheel-fault, "
                               "--line-faults, --games or --log with it")

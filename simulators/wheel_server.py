@@ -77,11 +77,19 @@ def game_logger(file: IO[str]) -> Callable[[PlayedGame], None]:
 
 def run_wheel(device: WheelDevice, transport: Transport, stop: threading.Event, *,
               clock: Callable[[], float] = time.monotonic, exit_when_done: bool = False,
-              connected: Callable[[], bool] | None = None) -> None:
+              connected: Callable[[], bool] | None = None,
+              wait_for_host: bool = False) -> None:
     """Drive ``device`` over ``transport`` until ``stop`` (or, if asked, it is done).
-    ``connected``: whether a host is there (TCP), which starts a replay."""
+    ``connected``: whether a host is there (TCP), which starts a replay; with
+    ``wait_for_host``, any wheel: its clock starts when the first host has connected."""
     done_at: float | None = None
     try:
+        while wait_for_host and connected is not None and not connected():
+            if stop.is_set():
+                return
+            data = transport.read(4096, MAX_WAIT)  # (a TCP server accepts its host here)
+            if data:
+                device.receive(data, clock())
         while not stop.is_set():
             now = clock()
             if connected is not None and isinstance(device, WheelReplay) \
@@ -151,7 +159,7 @@ def _serve(args: argparse.Namespace, device: WheelDevice, faults: FaultConfig,
         host, port = server.address
         _announce(f"TCP {host}:{port}")
         run_wheel(device, _with_faults(server, faults), stop, exit_when_done=args.exit_when_done,
-                  connected=lambda: server.has_client)
+                  connected=lambda: server.has_client, wait_for_host=args.wait_for_host)
     finally:
         server.close()
     return 0

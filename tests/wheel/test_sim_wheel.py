@@ -27,10 +27,12 @@ from wheel_protocol import (
     NumberAccepted,
     RoundOpened,
     SendCommand,
+    Status,
     TrackerConfig,
     VoidReason,
     WheelFault,
     WheelParser,
+    WheelState,
     encode_line,
 )
 
@@ -176,6 +178,29 @@ def test_generated_wheel_host_started_over_tcp() -> None:
     finally:
         stop(proc)
     assert accepted == _expected_draws(11, 3)
+
+
+def test_a_wheel_told_to_wait_for_its_host_starts_its_first_game_when_one_connects() -> None:
+    """``--wait-for-host``: at 100 times a wheel's speed a game lasts about 0.6 s; after 2 s
+    without a host, the host that connects still sees the wheel before its first game (spin
+    0, state 1) and then game 1 begin (state 2 with spin 1), none played before it came."""
+    proc, url = start(["--tcp", "127.0.0.1:0", "--seed", "3", "--speed", "100", "--games",
+                       "3", "--exit-when-done", "--wait-for-host"])
+    try:
+        time.sleep(2.0)
+        parser = WheelParser()
+        statuses = []
+        with SerialTransport(url) as port:
+            deadline = time.monotonic() + 20
+            while not any(s.state is WheelState.BETS_OPEN for s in statuses):
+                assert time.monotonic() < deadline, statuses[-5:]
+                statuses += [m for m in parser.feed(port.read(4096, 0.05))
+                             if isinstance(m, Status)]
+    finally:
+        err = stop(proc)
+    assert (statuses[0].spin, statuses[0].state) == (0, WheelState.BEFORE_GAME), (statuses[:3],
+                                                                                  err)
+    assert next(s.spin for s in statuses if s.state is WheelState.BETS_OPEN) == 1
 
 
 @pytest.mark.parametrize(("argv", "message"), [
