@@ -165,11 +165,13 @@ class Recogniser:
         they differ in, which the deck knows from its other cards
         (:meth:`vision.index_glyphs.GlyphReader.tells_apart`)."""
         corners = self.model.corners
-        if corners is None or corners.glyphs is None or not read.index_views:
+        if corners is None or corners.glyphs is None:
             return False
+        views = read.index_views  # (turned on each access: once here)
         assert read.card is not None
-        return all(corners.glyphs.tells_apart(read.index_views, card_index(read.card),
-                                              card_index(other)) for other in alike)
+        return bool(views) and all(corners.glyphs.tells_apart(views, card_index(read.card),
+                                                              card_index(other))
+                                   for other in alike)
 
     def _recognise(self, frame: np.ndarray) -> Recognition:
         if (other := other_camera(frame, self.model)) is not None:

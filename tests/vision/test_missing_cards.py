@@ -96,7 +96,8 @@ def test_telling_two_cards_apart_needs_the_glyph_they_differ_in() -> None:
     assert not reader.tells_apart([blank], card_index(known[0]), card_index(lacking))
 
 
-def test_a_second_corner_naming_the_lacking_glyph_surely_says_no(monkeypatch) -> None:
+def test_a_second_corner_naming_the_lacking_glyph_surely_says_no(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A card read as 5S by one corner, while its other corner's rank glyph is surely a 7 (a
     rank the deck knows from 7H), is not told apart from the 7S the deck lacks: the two
     corners disagree, and the surer of them does not decide it."""
@@ -117,4 +118,3 @@ def test_a_second_corner_naming_the_lacking_glyph_surely_says_no(monkeypatch) ->
     assert reader.tells_apart([five_view], read, lacking)
     assert not reader.tells_apart([five_view, seven_view], read, lacking)
     assert not reader.tells_apart([seven_view, five_view], read, lacking)
-
